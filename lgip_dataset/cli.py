@@ -1,0 +1,61 @@
+"""The ``lgip`` console script: one parser, one module per subcommand.
+
+Each subcommand module defines ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``. Modules are imported only when their subcommand runs, so ``lgip perturb``
+never pays for importing torch.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from lgip_dataset.errors import LGIPError
+
+COMMANDS = {
+    "perturb": ("lgip_dataset.commands.perturb", "Print the paraphrases and flips of one caption."),
+    "build": ("lgip_dataset.commands.build", "Build a Hub-layout LGIP dataset folder from COCO."),
+    "score": ("lgip_metric.commands.score", "Score every (image, text) row of a dataset with a model."),
+    "evaluate": ("lgip_metric.commands.evaluate", "Score a model and compute the LGIP statistics."),
+    "report": ("lgip_metric.commands.report", "Tables, frontier plot and qualitative page from results."),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lgip",
+        description="Language-Guided Invariance Probing of vision-language models.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_line) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_line, description=help_line)
+        sub.set_defaults(_module=module_name)
+        if name in _requested(sys.argv[1:]):
+            importlib.import_module(module_name).add_arguments(sub)
+    return parser
+
+
+def _requested(argv: list[str]) -> set[str]:
+    """Subcommands whose arguments must be registered (all of them when asked for help)."""
+    named = {a for a in argv if a in COMMANDS}
+    return named or (set(COMMANDS) if not argv or argv[0] in ("-h", "--help") else set())
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is not None:
+        sys.argv[1:] = argv
+    parser = build_parser()
+    args = parser.parse_args()
+    module = importlib.import_module(args._module)
+    try:
+        return int(module.run(args) or 0)
+    except LGIPError as err:
+        print(f"lgip {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"lgip {args.command}: interrupted; completed work is kept and a rerun resumes.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""``lgip build``: materialise a Hub-layout LGIP dataset folder from COCO captions (+ images)."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+HELP = "Build a Hub-layout LGIP dataset folder (parquet + card) from COCO captions and images."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--captions", type=Path, required=True, help="COCO captions JSON (2014/2017) or Karpathy list JSON")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--images", type=Path, help="folder holding the images named in the captions file")
+    source.add_argument("--no-images", action="store_true", help="text-only build: captions and pairs configs, no images")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created atomically)")
+    parser.add_argument("--num-images", type=int, default=None, help="seeded sample of M images (default: all)")
+    parser.add_argument("--captions-per-image", type=int, default=5, help="cap on captions per image (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the image sample and the variant choice")
+    parser.add_argument("--k-same", type=int, default=6, help="paraphrases per caption at most (default 6)")
+    parser.add_argument("--k-diff", type=int, default=6, help="flips per caption at most (default 6)")
+    parser.add_argument("--license-ids", type=_id_list, default=None,
+                        help="keep only images with these COCO license ids, e.g. 4,5 (CC BY, CC BY-SA)")
+    parser.add_argument("--image-ids", type=_id_list, default=None,
+                        help="keep only these image ids: a comma-separated list or @FILE with one id per line")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _id_list(value: str) -> tuple[int, ...]:
+    """``1,2,3`` or ``@ids.txt`` (one id per line) → a tuple of ints; argparse reports bad values."""
+    text = Path(value[1:]).read_text(encoding="utf-8") if value.startswith("@") else value.replace(",", "\n")
+    try:
+        return tuple(int(x) for x in text.split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integer image ids, got {value!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from lgip_dataset.materialize import BuildConfig, build
+
+    config = BuildConfig(
+        captions=args.captions,
+        out=args.out,
+        images=None if args.no_images else args.images,
+        num_images=args.num_images,
+        captions_per_image=args.captions_per_image,
+        seed=args.seed,
+        k_same=args.k_same,
+        k_diff=args.k_diff,
+        license_ids=args.license_ids,
+        image_ids=args.image_ids,
+    )
+    start = time.perf_counter()
+    summary = build(config, overwrite=args.overwrite, progress=not args.quiet)
+    elapsed = time.perf_counter() - start
+    print(f"built {summary.out} in {elapsed:.1f} s")
+    print(json.dumps(summary.counts, indent=2))
+    for line in summary.skips.lines():
+        print(line)
+    return 0

@@ -1,0 +1,53 @@
+"""Load a config of an LGIP dataset from a local Hub-layout folder or a Hub repo id."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import datasets
+
+from lgip_dataset import schema
+from lgip_dataset.errors import DataError
+
+BUILD_INFO = "lgip_build.json"
+
+
+def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dataset:
+    """Return the ``test`` split of ``config`` from a built folder or a Hub id (``org/lgip``)."""
+    if config not in schema.CONFIGS:
+        raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(schema.CONFIGS)}")
+    path = Path(dataset)
+    if path.exists():
+        shards = sorted((path / config).glob("*.parquet"))
+        if not shards:
+            raise DataError(
+                f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
+                "build it with `lgip build` or point --dataset at a folder made by it"
+            )
+        return datasets.load_dataset(str(path), config, split=schema.SPLIT)
+    if "/" not in str(dataset):
+        raise DataError(f"dataset {str(dataset)!r} is neither an existing folder nor a Hub id like 'org/lgip'")
+    try:
+        return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
+    except Exception as err:  # the Hub client raises many types; name the input and the cause
+        raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
+
+
+def build_info(dataset: str | Path) -> dict:
+    """The build record of a local folder (seed, lexicon version, counts); ``{}`` for a Hub id."""
+    path = Path(dataset) / BUILD_INFO
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def fingerprint(dataset: str | Path, config: str = schema.PAIRS) -> str:
+    """A content hash of a config's parquet shards (local folder) or the loaded table (Hub id)."""
+    path = Path(dataset)
+    digest = hashlib.sha256()
+    if path.exists():
+        for shard in sorted((path / config).glob("*.parquet")):
+            digest.update(shard.name.encode())
+            digest.update(hashlib.sha256(shard.read_bytes()).digest())
+    else:
+        digest.update(load_config(dataset, config)._fingerprint.encode())
+    return digest.hexdigest()[:16]

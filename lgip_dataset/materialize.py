@@ -1,0 +1,307 @@
+"""Materialise an LGIP dataset as a Hub-layout folder: parquet shards per config + dataset card.
+
+The build is staged in a hidden sibling folder (``.<name>.partial``) and moved into place only
+when complete, so an interrupted build never leaves a folder that looks finished. Image shards
+(the slow part) are written one by one, atomically; a rerun with the same arguments keeps the
+finished ones and resumes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import datasets
+from tqdm.auto import tqdm
+
+from lgip_dataset import schema
+from lgip_dataset.card import write_card
+from lgip_dataset.coco import ImageEntry, read_captions, select_images
+from lgip_dataset.errors import DataError
+from lgip_dataset.hub_io import BUILD_INFO
+from lgip_dataset.images import check_images
+from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
+from lgip_dataset.skips import SkipLog
+
+IMAGES_PER_SHARD = 1000
+PAIRS_PER_SHARD = 500_000
+CAPTIONS_PER_SHARD = 100_000
+_KEY_FILE = "build_key.json"
+
+
+@dataclass
+class BuildConfig:
+    """What ``lgip build`` was asked for; every field goes into the card and ``lgip_build.json``."""
+
+    captions: Path
+    out: Path
+    images: Path | None = None
+    num_images: int | None = None
+    captions_per_image: int = 5
+    seed: int = 0
+    k_same: int = 6
+    k_diff: int = 6
+    license_ids: tuple[int, ...] | None = None
+    image_ids: tuple[int, ...] | None = None
+    title: str = "LGIP: Language-Guided Invariance Probing"
+    extra_card_sections: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BuildSummary:
+    out: Path
+    counts: dict
+    skips: SkipLog
+
+
+def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True) -> BuildSummary:
+    """Build the folder ``config.out``; return its counts and the recorded skips."""
+    out = Path(config.out)
+    if out.exists() and not overwrite:
+        raise DataError(f"output folder {out} already exists; pass --overwrite to replace it")
+    if config.images is not None and not Path(config.images).is_dir():
+        raise DataError(f"--images {config.images} is not a folder")
+    skips = SkipLog()
+    entries = read_captions(config.captions, skips)
+    license_ids = set(config.license_ids) if config.license_ids else None
+    selected = select_images(
+        entries,
+        num_images=config.num_images,
+        captions_per_image=config.captions_per_image,
+        seed=config.seed,
+        license_ids=license_ids,
+        image_ids=set(config.image_ids) if config.image_ids else None,
+        skips=skips,
+    )
+    staging = out.parent / f".{out.name}.partial"
+    _prepare_staging(staging, _build_key(config))
+    if config.images is not None:
+        selected = _write_image_shards(staging, selected, Path(config.images), skips, progress)
+    if not selected:
+        raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
+    perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff)
+    counts = _write_text_shards(staging, selected, perturber, config.seed, progress)
+    counts["skipped"] = skips.total
+    info = _build_info(config, counts, skips)
+    (staging / BUILD_INFO).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_card(staging, info, selected if config.images is not None else None, config)
+    (staging / _KEY_FILE).unlink()
+    _publish(staging, out)
+    return BuildSummary(out=out, counts=counts, skips=skips)
+
+
+def _build_key(config: BuildConfig) -> dict:
+    return {
+        "config": {k: str(v) for k, v in asdict(config).items()},
+        "captions_sha256": _sha256(Path(config.captions)),
+        "lexicon_version": LEXICON_VERSION,
+    }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _prepare_staging(staging: Path, key: dict) -> None:
+    """Reuse a staging folder left by an interrupted build of the same inputs; else start clean."""
+    key_file = staging / _KEY_FILE
+    if staging.exists():
+        same = key_file.exists() and json.loads(key_file.read_text(encoding="utf-8")) == key
+        if not same:
+            shutil.rmtree(staging)
+    staging.mkdir(parents=True, exist_ok=True)
+    _atomic_write_text(key_file, json.dumps(key, sort_keys=True))
+
+
+def _write_image_shards(
+    staging: Path, selected: list[ImageEntry], images_dir: Path, skips: SkipLog, progress: bool
+) -> list[ImageEntry]:
+    """Validate and store each selected image once; return the entries whose image is usable."""
+    num_shards = max(1, math.ceil(len(selected) / IMAGES_PER_SHARD))
+    folder = staging / schema.IMAGES
+    folder.mkdir(exist_ok=True)
+    bad: dict[int, str] = {}
+    bar = tqdm(total=len(selected), desc="images", unit="img", disable=not progress)
+    for shard in range(num_shards):
+        chunk = selected[shard * IMAGES_PER_SHARD : (shard + 1) * IMAGES_PER_SHARD]
+        path = folder / _shard_name(shard, num_shards)
+        sidecar = staging / f".images-{shard:05d}.bad.json"
+        if path.exists() and sidecar.exists():
+            bad.update({int(k): v for k, v in json.loads(sidecar.read_text(encoding="utf-8")).items()})
+        else:
+            bad.update(_write_image_shard(path, sidecar, chunk, images_dir))
+        bar.update(len(chunk))
+    bar.close()
+    kept = []
+    for entry in selected:
+        if entry.image_id in bad:
+            skips.add(bad[entry.image_id], f"{images_dir.name}/{entry.file_name}", f"image_id {entry.image_id}")
+            skips.add("caption of a skipped image", f"image_id {entry.image_id}", count=len(entry.captions))
+        else:
+            kept.append(entry)
+    return kept
+
+
+def _write_image_shard(path: Path, sidecar: Path, chunk: list[ImageEntry], images_dir: Path) -> dict[int, str]:
+    rows = {name: [] for name in schema.IMAGE_FEATURES}
+    bad = {}
+    for entry, check in zip(chunk, check_images(images_dir / e.file_name for e in chunk)):
+        if check.error:
+            bad[entry.image_id] = check.error
+            continue
+        entry.width, entry.height = check.width, check.height
+        rows["image_id"].append(entry.image_id)
+        rows["image"].append({"bytes": check.data, "path": entry.file_name})
+        rows["file_name"].append(entry.file_name)
+        rows["width"].append(check.width)
+        rows["height"].append(check.height)
+        rows["license"].append(entry.license)
+        rows["license_url"].append(entry.license_url)
+        rows["flickr_url"].append(entry.flickr_url)
+    _write_parquet(path, rows, schema.IMAGE_FEATURES)
+    _atomic_write_text(sidecar, json.dumps({str(k): v for k, v in bad.items()}, sort_keys=True))
+    return bad
+
+
+def _variant_row(variant: Variant, variant_id: str) -> dict:
+    span = variant.span or (None, None)
+    return {
+        "variant_id": variant_id,
+        "text": variant.text,
+        "kind": variant.kind,
+        "family": variant.family,
+        "type": variant.type,
+        "original": variant.original,
+        "replacement": variant.replacement,
+        "span_start": span[0],
+        "span_end": span[1],
+    }
+
+
+def variant_rows(caption_id: str, result: PerturbResult) -> tuple[list[dict], list[dict]]:
+    """Rows of one caption's paraphrases and flips with stable ids ``<caption_id>-p<i>`` / ``-f<i>``."""
+    paraphrases = [_variant_row(v, f"{caption_id}-p{i}") for i, v in enumerate(result.paraphrases)]
+    flips = [_variant_row(v, f"{caption_id}-f{i}") for i, v in enumerate(result.flips)]
+    return paraphrases, flips
+
+
+def _write_text_shards(
+    staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool
+) -> dict:
+    """Perturb every caption and write the ``captions`` and flat ``pairs`` configs."""
+    captions = {name: [] for name in schema.CAPTION_FEATURES}
+    pairs = {name: [] for name in schema.PAIR_FEATURES}
+    counts = Counter()
+    for entry in tqdm(selected, desc="captions", unit="img", total=len(selected), disable=not progress):
+        for caption in entry.captions:
+            result = perturber.perturb(caption.text, seed=seed)
+            paraphrases, flips = variant_rows(caption.caption_id, result)
+            for name, value in (
+                ("caption_id", caption.caption_id),
+                ("image_id", entry.image_id),
+                ("caption", caption.text),
+                ("paraphrases", paraphrases),
+                ("flips", flips),
+            ):
+                captions[name].append(value)
+            for row in paraphrases + flips:
+                for name, value in row.items():
+                    pairs["variant" if name == "text" else name].append(value)
+                pairs["row_id"].append(row["variant_id"])
+                pairs["caption_id"].append(caption.caption_id)
+                pairs["image_id"].append(entry.image_id)
+                pairs["caption"].append(caption.text)
+                counts[f"{row['kind']}:{row['type']}"] += 1
+            counts["captions"] += 1
+            counts["captions_with_paraphrase"] += bool(paraphrases)
+            counts["captions_with_flip"] += bool(flips)
+    counts["images"] = len(selected)
+    _write_config_shards(staging / schema.CAPTIONS, captions, schema.CAPTION_FEATURES, CAPTIONS_PER_SHARD)
+    _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
+    return _tidy_counts(counts)
+
+
+def _tidy_counts(counts: Counter) -> dict:
+    """``{"images", "captions", ..., "paraphrases": {type: n}, "flips": {type: n}}`` with totals."""
+    tidy: dict = {k: v for k, v in counts.items() if ":" not in k}
+    for kind, plural in ((schema.PARAPHRASE, "paraphrases"), (schema.FLIP, "flips")):
+        per_type = {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith(kind + ":")}
+        tidy[plural] = {"total": sum(per_type.values()), **per_type}
+    return dict(sorted(tidy.items()))
+
+
+def _write_config_shards(folder: Path, columns: dict[str, list], features: datasets.Features, rows_per_shard: int) -> None:
+    folder.mkdir(exist_ok=True)
+    num_rows = len(next(iter(columns.values())))
+    num_shards = max(1, math.ceil(num_rows / rows_per_shard))
+    for shard in range(num_shards):
+        lo, hi = shard * rows_per_shard, (shard + 1) * rows_per_shard
+        _write_parquet(folder / _shard_name(shard, num_shards), {k: v[lo:hi] for k, v in columns.items()}, features)
+
+
+def _shard_name(index: int, total: int) -> str:
+    return f"{schema.SPLIT}-{index:05d}-of-{total:05d}.parquet"
+
+
+def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Features) -> None:
+    """Write one shard through ``datasets`` (features in the parquet metadata), atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    shown = not datasets.utils.are_progress_bars_disabled()
+    datasets.utils.disable_progress_bars()  # one bar per shard would bury the build's own bars
+    try:
+        datasets.Dataset.from_dict(columns, features=features).to_parquet(str(tmp))
+    finally:
+        if shown:
+            datasets.utils.enable_progress_bars()
+    os.replace(tmp, path)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _build_info(config: BuildConfig, counts: dict, skips: SkipLog) -> dict:
+    from lgip_dataset import __version__
+
+    return {
+        "lgip_version": __version__,
+        "lexicon_version": LEXICON_VERSION,
+        "seed": config.seed,
+        "k_same": config.k_same,
+        "k_diff": config.k_diff,
+        "num_images": config.num_images,
+        "captions_per_image": config.captions_per_image,
+        "license_ids": list(config.license_ids) if config.license_ids else None,
+        "image_ids": list(config.image_ids) if config.image_ids else None,
+        "source": {"captions": Path(config.captions).name, "captions_sha256": _sha256(Path(config.captions))},
+        "images_embedded": config.images is not None,
+        "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None],
+        "counts": counts,
+        "skips": skips.as_dict(),
+        "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},
+    }
+
+
+def _publish(staging: Path, out: Path) -> None:
+    """Move the finished staging folder into place; an old ``out`` is replaced only at the end."""
+    for leftover in staging.glob(".images-*.bad.json"):
+        leftover.unlink()
+    if out.exists():
+        trash = out.parent / f".{out.name}.old"
+        shutil.rmtree(trash, ignore_errors=True)
+        os.replace(out, trash)
+        os.replace(staging, out)
+        shutil.rmtree(trash)
+    else:
+        os.replace(staging, out)

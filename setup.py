@@ -1,0 +1,54 @@
+"""LGIP: Language-Guided Invariance Probing of vision-language models."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+setup(
+    name="lgip",
+    version="0.1.0",
+    description=(
+        "Probe how CLIP-style vision-language models react to caption wording: "
+        "paraphrase invariance and object/color/count flip sensitivity."
+    ),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["lgip_dataset", "lgip_dataset.*", "lgip_metric", "lgip_metric.*"]),
+    include_package_data=True,
+    package_data={
+        "lgip_dataset": ["lexicons/*.json", "sample/**/*", "sample/*"],
+        "lgip_metric": ["*.md", "*.txt", "data/*"],
+    },
+    install_requires=[
+        "datasets>=3.0",
+        "evaluate>=0.4.3",
+        "huggingface_hub>=0.24",
+        "transformers>=4.48",
+        "torch>=2.4",
+        "torchvision>=0.19",
+        "open_clip_torch>=3,<4",
+        "sentencepiece>=0.2",
+        "gradio>=5",
+        "inflect>=7",
+        "numpy>=1.24",
+        "pyarrow>=15",
+        "pandas>=2",
+        "pillow>=10",
+        "pyyaml>=6",
+        "scipy>=1.11",
+        "matplotlib>=3.8",
+        "tqdm>=4.66",
+    ],
+    extras_require={
+        "dev": [
+            "pytest>=8",
+            "pytest-timeout>=2.3",
+            "hypothesis>=6.100",
+            "selenium>=4.20",
+        ],
+    },
+    entry_points={"console_scripts": ["lgip=lgip_dataset.cli:main"]},
+)
