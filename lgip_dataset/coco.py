@@ -171,7 +171,7 @@ def select_images(
     if captions_per_image < 1:
         raise DataError(f"--captions-per-image must be at least 1, got {captions_per_image}")
     pool = []
-    for entry in entries:
+    for entry in sorted(entries, key=lambda e: e.image_id):
         if license_ids is not None and entry.license_id not in license_ids:
             continue
         if image_ids is not None and entry.image_id not in image_ids:

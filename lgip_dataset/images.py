@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import io
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,14 +33,14 @@ def check_image(path: Path) -> ImageCheck:
         return ImageCheck(path, error=f"image file larger than {MAX_FILE_BYTES // 2**20} MiB ({size:,} bytes)")
     data = path.read_bytes()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                width, height = image.size
-                if width * height > MAX_PIXELS:
-                    return ImageCheck(path, error=f"image too large: {width}x{height} pixels (limit {MAX_PIXELS:,})")
-                image.load()
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
+        # The header is read first; a size over MAX_PIXELS (stricter than PIL's own bomb limits)
+        # is refused before any pixel is decoded.
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+            if width * height > MAX_PIXELS:
+                return ImageCheck(path, error=f"image too large: {width}x{height} pixels (limit {MAX_PIXELS:,})")
+            image.load()
+    except Image.DecompressionBombError as err:
         return ImageCheck(path, error=f"image refused as a decompression bomb: {err}")
     except (OSError, SyntaxError, ValueError) as err:
         return ImageCheck(path, error=f"corrupt or unreadable image: {err}")

@@ -1,0 +1,197 @@
+"""Materialisation: Hub layout, load_dataset on every config, determinism, atomicity, bad input."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+
+import datasets
+import pytest
+import yaml
+from PIL import Image
+
+from lgip_dataset import materialize, schema
+from lgip_dataset.cli import main
+from lgip_dataset.errors import DataError
+from lgip_dataset.hub_io import BUILD_INFO, load_config
+from lgip_dataset.materialize import BuildConfig, build
+
+CAPTIONS = [
+    "A brown dog laying on the ground.",
+    "Two people standing in a room.",
+    "A red bus parked next to a white car.",
+    "A man holding a hot dog near a stop sign.",
+    "Three cats sleeping on an orange couch.",
+]
+
+
+def _jpeg(color="red", size=(32, 24)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, color).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def _tiny_coco(tmp_path, n_images=4, extra_annotations=(), image_bytes=None):
+    """A small official-format captions file with real JPEGs written next to it."""
+    folder = tmp_path / "images"
+    folder.mkdir()
+    images, annotations = [], []
+    for i in range(1, n_images + 1):
+        name = f"{i:012d}.jpg"
+        (folder / name).write_bytes((image_bytes or {}).get(i, _jpeg(("red", "green", "blue", "gray")[i % 4])))
+        images.append({"id": i, "file_name": name, "license": 4, "width": 32, "height": 24})
+        for j, text in enumerate(CAPTIONS):
+            annotations.append({"id": 100 * i + j, "image_id": i, "caption": text})
+    annotations.extend(extra_annotations)
+    path = tmp_path / "captions.json"
+    path.write_text(json.dumps({"images": images, "annotations": annotations, "licenses": [
+        {"id": 4, "name": "Attribution License", "url": "http://creativecommons.org/licenses/by/2.0/"}]}))
+    return path, folder
+
+
+def _hashes(folder):
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_build_layout_card_and_load_dataset(tmp_path):
+    captions, images = _tiny_coco(tmp_path)
+    out = tmp_path / "lgip"
+    summary = build(BuildConfig(captions=captions, images=images, out=out, seed=1), progress=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["README.md", BUILD_INFO, "captions", "images", "pairs"])
+    assert not list(tmp_path.glob(".lgip*")), "staging folder must be gone after a finished build"
+
+    header = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    assert {c["config_name"] for c in header["configs"]} == set(schema.CONFIGS)
+    assert [c for c in header["configs"] if c.get("default")][0]["config_name"] == "pairs"
+    assert {i["config_name"] for i in header["dataset_info"]} == set(schema.CONFIGS)
+
+    loaded = {c: datasets.load_dataset(str(out), c, split="test") for c in schema.CONFIGS}
+    assert loaded["images"].num_rows == 4
+    assert isinstance(loaded["images"][0]["image"], Image.Image)
+    assert loaded["captions"].num_rows == 20
+    pairs = loaded["pairs"]
+    assert pairs.num_rows == summary.counts["paraphrases"]["total"] + summary.counts["flips"]["total"]
+    assert set(pairs["image_id"]) <= set(loaded["images"]["image_id"])
+    assert len(set(pairs["row_id"])) == pairs.num_rows
+    for row in pairs:
+        if row["kind"] == "flip":
+            assert row["caption"][row["span_start"]:row["span_end"]] == row["original"]
+            assert row["type"] in schema.CORE_FLIP_TYPES
+        assert row["row_id"].startswith(row["caption_id"] + "-")
+    nested = sum(len(r["paraphrases"]) + len(r["flips"]) for r in loaded["captions"])
+    assert nested == pairs.num_rows
+    info = json.loads((out / BUILD_INFO).read_text())
+    assert info["seed"] == 1 and info["lexicon_version"] and info["counts"] == summary.counts
+    card = (out / "README.md").read_text()
+    assert f"lexicon version: {info['lexicon_version']}" in card and "seed: 1" in card
+    assert "Attribution License" in card and "flips: object" in card
+    assert load_config(out, "pairs").num_rows == pairs.num_rows
+
+
+def test_same_seed_gives_byte_identical_folders(tmp_path):
+    captions, images = _tiny_coco(tmp_path)
+    a = build(BuildConfig(captions=captions, images=images, out=tmp_path / "a", seed=7), progress=False).out
+    b = build(BuildConfig(captions=captions, images=images, out=tmp_path / "b", seed=7), progress=False).out
+    assert _hashes(a) == _hashes(b)
+
+
+def test_text_only_build(tmp_path):
+    captions, _ = _tiny_coco(tmp_path)
+    out = build(BuildConfig(captions=captions, out=tmp_path / "t"), progress=False).out
+    assert not (out / "images").exists()
+    assert "text-only build" in (out / "README.md").read_text()
+    assert datasets.load_dataset(str(out), "pairs", split="test").num_rows > 0
+    with pytest.raises(DataError, match="unknown config 'images'|no parquet files for config 'images'"):
+        load_config(out, "images")
+
+
+def test_bad_images_are_counted_skips(tmp_path):
+    bomb = io.BytesIO()
+    Image.new("1", (10_000, 10_000)).save(bomb, format="PNG")
+    truncated = _jpeg(size=(64, 64))[:300]
+    captions, images = _tiny_coco(tmp_path, n_images=4, image_bytes={2: truncated, 3: bomb.getvalue()})
+    (images / f"{4:012d}.jpg").unlink()
+    summary = build(BuildConfig(captions=captions, images=images, out=tmp_path / "o"), progress=False)
+    reasons = summary.skips.as_dict()
+    assert summary.counts["images"] == 1
+    assert reasons["image file missing"]["count"] == 1
+    assert "000000000004.jpg" in reasons["image file missing"]["examples"][0]
+    assert any(r.startswith("corrupt or unreadable image") for r in reasons)
+    assert any(r.startswith("image too large") or "decompression bomb" in r for r in reasons)
+    assert reasons["caption of a skipped image"]["count"] == 15
+    card = (tmp_path / "o" / "README.md").read_text()
+    assert "image file missing" in card
+
+
+def test_interrupted_build_leaves_nothing_complete_and_resumes(tmp_path, monkeypatch):
+    captions, images = _tiny_coco(tmp_path, n_images=6)
+    monkeypatch.setattr(materialize, "IMAGES_PER_SHARD", 2)
+    real = materialize._write_image_shard
+    calls = []
+
+    def interrupted(path, *args):
+        calls.append(path.name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(path, *args)
+
+    out = tmp_path / "lgip"
+    config = BuildConfig(captions=captions, images=images, out=out)
+    monkeypatch.setattr(materialize, "_write_image_shard", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build(config, progress=False)
+    assert not out.exists()
+    staging = tmp_path / ".lgip.partial"
+    assert [p.name for p in (staging / "images").glob("*.parquet")] == ["test-00000-of-00003.parquet"]
+
+    calls.clear()
+    monkeypatch.setattr(materialize, "_write_image_shard", lambda path, *a: (calls.append(path.name), real(path, *a))[1])
+    build(config, progress=False)
+    assert calls == ["test-00001-of-00003.parquet", "test-00002-of-00003.parquet"]
+    assert datasets.load_dataset(str(out), "images", split="test").num_rows == 6
+    fresh = build(BuildConfig(captions=captions, images=images, out=tmp_path / "fresh"), progress=False).out
+    assert _hashes(out) == _hashes(fresh)
+
+
+def test_existing_output_needs_overwrite(tmp_path):
+    captions, images = _tiny_coco(tmp_path, n_images=1)
+    config = BuildConfig(captions=captions, images=images, out=tmp_path / "o")
+    build(config, progress=False)
+    with pytest.raises(DataError, match="already exists; pass --overwrite"):
+        build(config, progress=False)
+    build(config, overwrite=True, progress=False)
+    assert not (tmp_path / ".o.old").exists()
+
+
+def test_cli_build_prints_counts_and_errors(tmp_path, capsys):
+    captions, images = _tiny_coco(tmp_path, n_images=2)
+    out = tmp_path / "cli"
+    code = main(["build", "--captions", str(captions), "--images", str(images), "--out", str(out),
+                 "--num-images", "1", "--seed", "3", "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0 and '"captions": 5' in printed and '"images": 1' in printed
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert main(["build", "--captions", str(broken), "--no-images", "--out", str(tmp_path / "x")]) == 2
+    assert "broken.json: malformed JSON" in capsys.readouterr().err
+    assert main(["build", "--captions", str(captions), "--images", str(tmp_path / "nowhere"),
+                 "--out", str(tmp_path / "y")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_val2017_build_loads_every_config(coco_dir, tmp_path):
+    out = tmp_path / "val2017"
+    summary = build(BuildConfig(captions=coco_dir / "annotations" / "captions_val2017.json",
+                                images=coco_dir / "val2017_images", out=out, seed=0), progress=False)
+    present = len(list((coco_dir / "val2017_images").glob("*.jpg")))
+    assert summary.counts["images"] == present
+    assert summary.skips.counts["image file missing"] == 5000 - present
+    for config in schema.CONFIGS:
+        table = datasets.load_dataset(str(out), config, split="test")
+        assert table.num_rows > 0
+    assert isinstance(table.features, datasets.Features)
+    image = datasets.load_dataset(str(out), "images", split="test")[0]["image"]
+    assert isinstance(image, Image.Image) and image.size[0] > 0
+    shutil.rmtree(out)
