@@ -1,0 +1,76 @@
+"""Time the LGIP statistics on 1.4 M synthetic rows: the package path and evaluate's compute().
+
+    python benchmarks/bench_metric.py [--rows 1400000] [--bootstrap 1000]
+
+Prints the seconds of ``lgip_metric.stats`` (point estimates, then with the bootstrap), of
+``evaluate.load(<lgip_metric folder>).compute(...)`` on the same rows, and their ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from lgip_metric import stats
+
+METRIC_DIR = Path(__file__).resolve().parents[1] / "lgip_metric"
+
+
+def synthetic_rows(n_rows: int, seed: int = 0) -> dict:
+    """Rows grouped by caption like a ``pairs`` config, 3-12 variants per caption, 5 captions/image."""
+    rng = np.random.default_rng(seed)
+    per_caption = rng.integers(3, 13, size=n_rows // 3)
+    caption = np.repeat(np.arange(per_caption.size), per_caption)[:n_rows]
+    type_code = rng.integers(0, len(stats.DECLARED_TYPES), n_rows)
+    types = np.array(list(stats.DECLARED_TYPES), dtype=object)[type_code]
+    kinds = np.array(list(stats.DECLARED_TYPES.values()), dtype=object)[type_code]
+    original = rng.uniform(0.1, 0.4, n_rows).round(3)
+    shift = np.where(kinds == stats.FLIP, rng.normal(0.02, 0.03, n_rows), rng.normal(0.0, 0.01, n_rows))
+    strings = {"variant_kinds": kinds, "variant_types": types, "caption_ids": [f"{c:012d}" for c in caption.tolist()]}
+    return {
+        "original_scores": original,
+        "variant_scores": original - shift.round(3),
+        # one Python string per row, as a column read from parquet gives them
+        **{name: pa.array(list(values)).to_numpy(zero_copy_only=False) for name, values in strings.items()},
+        "image_ids": caption // 5,
+    }
+
+
+def timed(label: str, fn, repeat: int = 1) -> float:
+    """Best wall time of ``repeat`` calls (the least disturbed by other load), printed."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    print(f"{label:<58s} {min(times):8.3f} s  (best of {repeat})")
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_400_000)
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3, help="calls per timing; the best is reported")
+    args = parser.parse_args()
+    rows = synthetic_rows(args.rows)
+    n_images = len(np.unique(rows["image_ids"]))
+    print(f"{args.rows:,} rows, {n_images:,} images")
+    point = timed("lgip_metric.stats, point estimates", lambda: stats.lgip_statistics(**rows, bootstrap=0),
+                  args.repeat)
+    timed(f"lgip_metric.stats, + {args.bootstrap} image-bootstrap resamples",
+          lambda: stats.lgip_statistics(**rows, bootstrap=args.bootstrap), args.repeat)
+    import evaluate
+
+    metric = evaluate.load(str(METRIC_DIR))
+    as_lists = {k: v.tolist() for k, v in rows.items()}
+    through = timed("evaluate.load(...).compute, point estimates (lists in)",
+                    lambda: metric.compute(**as_lists, bootstrap=0))
+    print(f"ratio evaluate.compute / stats: {through / point:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

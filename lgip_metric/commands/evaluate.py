@@ -1,0 +1,83 @@
+"""``lgip evaluate``: score a model on an LGIP dataset, compute the statistics, write results and a report.
+
+Writes into ``--out``: ``scores.parquet`` and ``provenance.json`` (the scoring engine),
+``results.json`` (statistics + provenance, atomically) and ``report/`` (tables, frontier plot,
+qualitative page). A rerun takes every embedding from the engine's cache. Under ``torchrun``
+(``torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...``) every rank scores a shard
+and rank 0 computes and writes the rest.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+HELP = "Score a model and compute the LGIP statistics."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lgip_metric.commands import score
+
+    score.add_arguments(parser)
+    parser.add_argument("--bootstrap", type=int, default=1000,
+                        help="image resamples for the 95%% intervals; 0 skips them (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="interval coverage (default: %(default)s)")
+    parser.add_argument("--pair-level", action="store_true",
+                        help="weigh every (image, caption, variant) row equally instead of averaging per base pair "
+                             "first (the outputs are labelled pair_level)")
+    parser.add_argument("--paper-reference", action="store_true", help="add the paper's quoted rows to the report")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_dataset.errors import DataError
+    from lgip_metric import results, stats
+    from lgip_metric.commands.score import summary
+    from lgip_metric.engine import score_dataset
+    from lgip_metric.report import write_report
+
+    scored = score_dataset(
+        args.model, args.dataset or SAMPLE_DIR, args.out, pretrained=args.pretrained, config=args.config,
+        batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
+        num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit,
+    )
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun only rank 0 computes and writes
+        return 0
+    print(summary(scored.provenance, scored.scores_path))
+    try:
+        statistics = results.statistics_of(
+            results.read_score_rows(scored.scores_path), pair_level=args.pair_level,
+            bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
+        )
+    except stats.LGIPInputError as err:
+        raise DataError(f"{scored.scores_path}: {err}") from None
+    out = Path(args.out)
+    path = results.write_results(
+        out / results.RESULTS_FILE,
+        results.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out)),
+    )
+    report = write_report([results.load_results(path)], out / "report", paper=args.paper_reference)
+    print(headline(statistics))
+    print(f"results -> {path}\nreport  -> {report['report.md']}")
+    return 0
+
+
+def headline(statistics: dict) -> str:
+    """E_inv, E_sens and PR on one line each, with intervals and the averaging label."""
+    lines = [f"LGIP statistics ({statistics['averaging']} averaging):"]
+    for metric in ("E_inv", "E_sens", "PR"):
+        interval = statistics.get("intervals", {}).get(metric)
+        ci = f"  95% CI [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+        counts = statistics["counts"][metric]
+        lines.append(f"  {metric:<6} {statistics[metric]: .4f}{ci}  ({counts['base_pairs']} base pairs, "
+                     f"{counts['variant_rows']} rows, {counts['images']} images)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...
+    import sys
+
+    from lgip_dataset.cli import main
+
+    sys.exit(main(["evaluate", *sys.argv[1:]]))

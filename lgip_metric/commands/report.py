@@ -1,0 +1,23 @@
+"""``lgip report``: tables, the frontier plot and the qualitative page from results files."""
+from __future__ import annotations
+
+import argparse
+
+HELP = "Tables, frontier plot and qualitative page from results."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="results.json files (or folders holding one) from `lgip evaluate`, all scored on the "
+                             "same dataset; the first is model A of the paired comparisons")
+    parser.add_argument("--out", required=True, help="output folder for the report")
+    parser.add_argument("--paper-reference", action="store_true",
+                        help="add the paper's Table 1/2 rows and Figure 2 points, labelled as quoted")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lgip_metric.report import report_from_files
+
+    paths = report_from_files(args.results, args.out, paper=args.paper_reference)
+    print("\n".join(f"{name:<16} -> {path}" for name, path in paths.items()))
+    return 0

@@ -1,0 +1,149 @@
+"""LGIP: Language-Guided Invariance Probing of CLIP-style vision-language models.
+
+Given the similarity s(I, c) of an image and its human caption and s(I, v) of the same image and a
+variant v of the caption, LGIP reports
+
+* ``E_inv``  (lower is better): mean |s(I,c) - s(I,c')| over meaning-preserving paraphrases c';
+* ``E_sens`` (higher is better): mean gap s(I,c) - s(I,c†) over meaning-changing flips c†
+  (object, color or count);
+* ``PR``     (higher is better): share of flips with s(I,c) > s(I,c†) (a tie is not positive),
+
+each first averaged over the variants of a base (image, caption) pair and then over the base pairs
+(``pair_level=True`` weighs every row equally instead), globally and per variant type, with the
+counts behind every number and 95% bootstrap intervals that resample images.
+
+Examples:
+
+    >>> import evaluate
+    >>> lgip = evaluate.load("lgip_metric")  # this folder in a checkout; "<org>/lgip" on the Hub
+    >>> rows = dict(
+    ...     original_scores=[0.31, 0.31, 0.31, 0.28, 0.28],
+    ...     variant_scores=[0.30, 0.25, 0.33, 0.28, 0.21],
+    ...     variant_kinds=["paraphrase", "flip", "flip", "paraphrase", "flip"],
+    ...     variant_types=["template", "object", "color", "marker", "count"],
+    ...     caption_ids=["c1", "c1", "c1", "c2", "c2"],
+    ...     image_ids=[139, 139, 139, 285, 285],
+    ... )
+    >>> results = lgip.compute(**rows, bootstrap=0)
+    >>> print(f"E_inv={results['E_inv']:.3f} E_sens={results['E_sens']:.3f} PR={results['PR']:.2f}")
+    E_inv=0.005 E_sens=0.045 PR=0.75
+    >>> results["averaging"]
+    'base_pair'
+    >>> results["counts"]["PR"]
+    {'base_pairs': 2, 'variant_rows': 3, 'images': 2}
+    >>> {name: block["PR"] for name, block in results["per_type"].items() if block["kind"] == "flip"}
+    {'object': 1.0, 'color': 0.0, 'count': 1.0}
+
+    Every flip row weighted equally instead (2 of 3 flips are ranked below the original):
+
+    >>> round(lgip.compute(**rows, pair_level=True, bootstrap=0)["PR"], 4)
+    0.6667
+
+    A 95% interval from 1,000 image resamples (seeded):
+
+    >>> results = lgip.compute(**rows, bootstrap=1000, seed=0)
+    >>> low, high = results["intervals"]["E_sens"]
+    >>> bool(low <= results["E_sens"] <= high), results["bootstrap"]["unit"]
+    (True, 'image')
+
+    Bad input is refused with the reason:
+
+    >>> try:
+    ...     lgip.compute(**{**rows, "variant_scores": [0.30, float("nan"), 0.33, 0.28, 0.21]})
+    ... except ValueError as err:
+    ...     print(err)
+    variant_scores has 1 NaN/inf value(s); the first is row 1 (nan)
+"""
+from __future__ import annotations
+
+import datasets
+import evaluate
+
+from .stats import lgip_statistics
+
+_DESCRIPTION = __doc__.split("\nExamples:")[0]
+_CITATION = """\
+@misc{lee_lgip,
+  title  = {Language-Guided Invariance Probing of Vision-Language Models},
+  author = {Lee, Jae Joong},
+  note   = {Department of Computer Science, Purdue University},
+}
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args (one entry per (image, caption, variant) row; rows may come in any order):
+    original_scores (`list` of `float`): s(I, c), the similarity of the image and its caption.
+    variant_scores (`list` of `float`): s(I, v), the similarity of the image and the variant.
+    variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
+    variant_types (`list` of `str`): "template", "marker" (paraphrases), "object", "color",
+        "count" (flips), or a type named in `extra_types`.
+    caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`).
+    image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
+        (image, caption) and the bootstrap resamples images.
+    pair_level (`bool`, default False): average over rows instead of over base pairs first.
+    bootstrap (`int`, default 1000): image resamples for the intervals; 0 skips them.
+    seed (`int`, default 0): seed of the resampling.
+    confidence (`float`, default 0.95): coverage of the percentile intervals.
+    extra_types (`list` of `str`, optional): variant types of your own perturbations; each feeds
+        the kind its rows name.
+Returns:
+    `dict`: "E_inv", "E_sens", "PR" (floats), "averaging" ("base_pair" or "pair_level"),
+    "counts" (per metric: base_pairs, variant_rows, images), "intervals" (per metric: [low, high],
+    when bootstrap > 0), "per_type" (the same per variant type, with its "kind") and "bootstrap".
+"""
+
+
+# The columns of an LGIP ``pairs``/``scores`` row, typed as in the dataset schema.
+_FEATURES = datasets.Features(
+    {
+        "original_scores": datasets.Value("float64"),
+        "variant_scores": datasets.Value("float64"),
+        "variant_kinds": datasets.Value("string"),
+        "variant_types": datasets.Value("string"),
+        "caption_ids": datasets.Value("string"),
+        "image_ids": datasets.Value("int64"),
+    }
+)
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class LGIP(evaluate.Metric):
+    """Paraphrase invariance (E_inv) and flip sensitivity (E_sens, PR) of image-text scores."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=_FEATURES,
+            reference_urls=["https://cocodataset.org/"],
+        )
+
+    def _compute(
+        self,
+        original_scores,
+        variant_scores,
+        variant_kinds,
+        variant_types,
+        caption_ids,
+        image_ids,
+        pair_level: bool = False,
+        bootstrap: int = 1000,
+        seed: int = 0,
+        confidence: float = 0.95,
+        extra_types=None,
+    ) -> dict:
+        return lgip_statistics(
+            original_scores,
+            variant_scores,
+            variant_kinds,
+            variant_types,
+            caption_ids,
+            image_ids,
+            extra_types=extra_types or (),
+            pair_level=pair_level,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )

@@ -1,0 +1,77 @@
+"""Reports from one or more ``results.json`` files scored on the same dataset.
+
+``write_report`` writes into ``out_dir``:
+
+- ``table1.md`` / ``table1.csv``: E_inv, E_sens, PR with intervals and counts (the paper's Table 1);
+- ``table2.md`` / ``table2.csv``: the same per variant type (Table 2);
+- ``frontier.png`` / ``frontier.svg``: the invariance-sensitivity frontier (Figure 2);
+- ``qualitative.md``: flips where models disagree most (Figure 3), with thumbnails;
+- ``comparison.md`` / ``comparison.csv`` (two or more models): every model against the first,
+  paired image-bootstrap intervals of the differences and McNemar's test on the flips;
+- ``report.md``: an index of the above.
+
+With ``paper=True`` the paper's published rows are added, labelled as quoted.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from lgip_metric import stats
+from lgip_metric.atomic import atomic_write_text
+from lgip_metric.report import plots, qualitative, tables
+from lgip_metric.results import Results, load_comparable
+
+QUALITATIVE_TOP = 12
+
+
+def _compare(a: Results, b: Results) -> tuple[dict, int]:
+    """``stats.compare`` of two models on the rows both scored (joined by row_id)."""
+    columns = ["row_id", "s_original", "s_variant", "kind", "type", "caption_id", "image_id"]
+    rows = pd.read_parquet(a.scores_path, columns=columns).merge(
+        pd.read_parquet(b.scores_path, columns=columns[:3]), on="row_id", suffixes=("_a", "_b"))
+    boot = a.statistics["bootstrap"]
+    result = stats.compare(
+        rows["s_original_a"].to_numpy(), rows["s_variant_a"].to_numpy(),
+        rows["s_original_b"].to_numpy(), rows["s_variant_b"].to_numpy(),
+        rows["kind"].to_numpy(), rows["type"].to_numpy(), rows["caption_id"].to_numpy(), rows["image_id"].to_numpy(),
+        extra_types=sorted(set(rows["type"])), pair_level=a.data["averaging"] == "pair_level",
+        bootstrap=boot["resamples"], seed=boot["seed"], confidence=boot["confidence"],
+    )
+    return result, len(rows)
+
+
+def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = False,
+                 top: int = QUALITATIVE_TOP) -> dict[str, Path]:
+    """Write every report file for ``results`` (first = reference for comparisons); return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {
+        "table1.md": tables.table1_markdown(results, paper),
+        "table1.csv": tables.to_csv(tables.table1_records(results, paper)),
+        "table2.md": tables.table2_markdown(results, paper),
+        "table2.csv": tables.to_csv(tables.table2_records(results, paper)),
+        "qualitative.md": qualitative.page(results, out, top),
+    }
+    if len(results) > 1:
+        compared = [(other, *_compare(results[0], other)) for other in results[1:]]
+        texts["comparison.md"] = "## Paired comparisons (same rows, same resampled images)\n\n" + "".join(
+            tables.comparison_markdown(results[0].label, other.label, result, n) for other, result, n in compared)
+        texts["comparison.csv"] = tables.to_csv(
+            [rec for other, result, _ in compared for rec in tables.comparison_records(results[0].label, other.label, result)])
+    paths = {name: out / name for name in texts}
+    for name, text in texts.items():
+        atomic_write_text(paths[name], text)
+    for path in plots.frontier(results, out, paper):
+        paths[path.name] = path
+    index = ["# LGIP report", "", *(f"- [{name}]({name})" for name in paths), "",
+             texts["table1.md"], "![frontier](frontier.png)", ""]
+    paths["report.md"] = out / "report.md"
+    atomic_write_text(paths["report.md"], "\n".join(index))
+    return paths
+
+
+def report_from_files(paths, out_dir: str | Path, *, paper: bool = False) -> dict[str, Path]:
+    """``write_report`` of results files (or folders holding results.json), refusing mixed datasets."""
+    return write_report(load_comparable(paths), out_dir, paper=paper)

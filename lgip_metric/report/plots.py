@@ -1,0 +1,117 @@
+"""The invariance-sensitivity frontier (the paper's Figure 2) as PNG and SVG."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.transforms import Bbox  # noqa: E402
+
+from lgip_metric import reference  # noqa: E402
+from lgip_metric.atomic import atomic_path  # noqa: E402
+from lgip_metric.results import RANDOM_MARK, Results  # noqa: E402
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point dominates (lower x = E_inv and higher y = E_sens are
+    better), ordered by x."""
+    front = [
+        i for i, (x, y) in enumerate(points)
+        if not any(x2 <= x and y2 >= y and (x2, y2) != (x, y) for x2, y2 in points)
+    ]
+    return sorted(front, key=lambda i: points[i])
+
+
+def _errors(value: float, interval) -> list[float]:
+    return [value - interval[0], interval[1] - value] if interval else [0.0, 0.0]
+
+
+_OFFSETS = [(6, 6), (6, -12), (-6, 6), (-6, -12), (8, -3), (-8, -3), (0, 12), (0, -16), (14, 14), (14, -20)]
+
+
+def _area(a: Bbox, b: Bbox) -> float:
+    """Area of the intersection of two boxes."""
+    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
+
+
+def _place_labels(ax, labels: list[tuple[str, float, float, dict]]) -> None:
+    """Annotate points, choosing per label the offset whose box overlaps the placed ones least."""
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    markers = ax.transData.transform([(x, y) for _, x, y, _ in labels])
+    placed = [Bbox.from_extents(px - 5, py - 5, px + 5, py + 5) for px, py in markers]
+    for text, x, y, style in labels:
+        best = None
+        for dx, dy in _OFFSETS:
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
+                               ha="left" if dx >= 0 else "right", **style)
+            box = note.get_window_extent(renderer).expanded(1.05, 1.1)
+            outside = box.width * box.height - _area(box, frame)
+            overlap = sum(_area(box, b) for b in placed) + 10 * outside
+            if best is None or overlap < best[0]:
+                if best:
+                    best[1].remove()
+                best = (overlap, note, box)
+            else:
+                note.remove()
+            if overlap == 0:
+                break
+        placed.append(best[2])
+
+
+def _draw_front(ax, points, **style) -> None:
+    """Ring the front's points and join them (a single undominated point gets a ring only)."""
+    ax.plot(*zip(*(points[i] for i in pareto_front(points))), marker="o", markersize=15, markerfacecolor="none",
+            **style)
+
+
+def frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
+    """Draw models at (E_inv, E_sens) with bootstrap error bars and the Pareto front; write PNG and SVG."""
+    with plt.rc_context({"svg.fonttype": "none"}):  # SVG keeps labels as searchable, editable text
+        return _frontier(results, out_dir, paper)
+
+
+def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(7.5, 5.5), dpi=150)
+    points = [(r.statistics["E_inv"], r.statistics["E_sens"]) for r in results]
+    labels = [(r.label, x, y, {"fontsize": 8, "zorder": 4}) for r, (x, y) in zip(results, points)]
+    for r, (x, y) in zip(results, points):
+        intervals = r.statistics.get("intervals", {})
+        ax.errorbar(
+            x, y,
+            xerr=[[e] for e in _errors(x, intervals.get("E_inv"))],
+            yerr=[[e] for e in _errors(y, intervals.get("E_sens"))],
+            fmt="X" if r.random_weights else "o", color="tab:red" if r.random_weights else "tab:blue",
+            markersize=8, capsize=3, elinewidth=1, zorder=3,
+        )
+    _draw_front(ax, points, color="tab:blue", linewidth=1.5, label="Pareto front (measured)", zorder=2)
+    if paper:
+        quoted = reference.table1()
+        paper_points = [(row["E_inv"], row["E_sens"]) for row in quoted]
+        ax.scatter(*zip(*paper_points), marker="s", facecolors="none", edgecolors="0.45",
+                   label=reference.LABEL, zorder=2)
+        labels += [(row["model"], x, y, {"fontsize": 6.5, "color": "0.4"}) for row, (x, y) in zip(quoted, paper_points)]
+        _draw_front(ax, paper_points, color="0.55", linestyle="--", linewidth=1,
+                    label=f"Pareto front, {reference.LABEL}")
+    ax.plot([], [], "o", color="tab:blue", label="measured (95% bootstrap CI over images)")
+    if any(r.random_weights for r in results):
+        ax.plot([], [], "X", color="tab:red", label=f"{RANDOM_MARK}: meaningless numbers")
+    ax.axhline(0.0, color="0.8", linewidth=0.8, zorder=1)
+    ax.set_xlabel("invariance error $E_{inv}$ (lower is better)")
+    ax.set_ylabel("semantic sensitivity $E_{sens}$ (higher is better)")
+    averaging = results[0].data["averaging"]
+    ax.set_title(f"LGIP invariance–sensitivity frontier ({averaging} averaging; better = up and left)", fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    _place_labels(ax, labels)
+    paths = []
+    for suffix in ("png", "svg"):
+        path = out_dir / f"frontier.{suffix}"
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=suffix, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    return paths

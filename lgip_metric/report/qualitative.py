@@ -1,0 +1,105 @@
+"""The qualitative page (the paper's Figure 3): flips where two models disagree most.
+
+For models A and B scored on the same rows, the flips that exactly one of them ranks below the
+original caption, largest |gap_A - gap_B| first. For a single model, the flips it prefers most
+over the original caption. Thumbnails come from the dataset's ``images`` config when it can be read.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+from PIL import Image
+
+from lgip_dataset import hub_io, schema
+from lgip_dataset.errors import LGIPError
+from lgip_metric.results import Results
+
+THUMBNAIL = 256
+SCORE_COLUMNS = ["row_id", "image_id", "type", "caption", "variant", "s_original", "s_variant"]
+
+
+def flip_scores(result: Results) -> pd.DataFrame:
+    """The flip rows of a results file's scores, indexed by row_id."""
+    frame = pd.read_parquet(result.scores_path, columns=[*SCORE_COLUMNS, "kind"])
+    frame = frame[frame["kind"] == schema.FLIP].drop(columns="kind").set_index("row_id")
+    return frame.assign(gap=frame["s_original"] - frame["s_variant"])
+
+
+def disagreements(a: pd.DataFrame, b: pd.DataFrame, top: int) -> pd.DataFrame:
+    """Flips exactly one model ranks below the original, largest |gap_A - gap_B| first."""
+    both = a.merge(b[["s_original", "s_variant", "gap"]], left_index=True, right_index=True, suffixes=("", "_b"))
+    discordant = both[(both["gap"] > 0) != (both["gap_b"] > 0)]
+    order = (discordant["gap"] - discordant["gap_b"]).abs().sort_values(ascending=False, kind="stable").index
+    return discordant.loc[order[:top]]
+
+
+def _edit(caption: str, variant: str) -> str:
+    """``old → new``: the words where a flip differs from its caption."""
+    old, new = caption.rstrip(".").split(), variant.rstrip(".").split()
+    same = [x.lower().strip(",;:") == y.lower().strip(",;:") for x, y in zip(old, new)]
+    start = same.index(False) if False in same else len(same)
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end].lower() == new[-1 - end].lower():
+        end += 1
+    return f"{' '.join(old[start:len(old) - end]) or '∅'} → {' '.join(new[start:len(new) - end]) or '∅'}"
+
+
+def _thumbnails(result: Results, image_ids, folder: Path) -> tuple[dict, str | None]:
+    """Write JPEG thumbnails of ``image_ids``; (image id -> relative path, or None and the reason)."""
+    source = result.data["dataset"].get("source")
+    try:
+        table = hub_io.load_config(source, schema.IMAGES).with_format("arrow")
+        ids = table["image_id"].to_pylist()
+        wanted = {int(i) for i in image_ids}
+        out = {}
+        for position in (p for p, i in enumerate(ids) if i in wanted):
+            cell = table[position]["image"][0].as_py()
+            image = Image.open(io.BytesIO(cell["bytes"])).convert("RGB")
+            image.thumbnail((THUMBNAIL, THUMBNAIL))
+            folder.mkdir(parents=True, exist_ok=True)
+            image.save(folder / f"{ids[position]}.jpg", quality=85)
+            out[ids[position]] = f"{folder.name}/{ids[position]}.jpg"
+        return out, None
+    except (LGIPError, OSError) as err:
+        return {}, f"images of `{source}` could not be read ({err}); captions only"
+
+
+def _example(row, labels: tuple[str, ...], image: str | None) -> str:
+    columns = [(row[f"s_original{suffix}"], row[f"s_variant{suffix}"]) for suffix in ("", "_b")[: len(labels)]]
+    lines = [f"#### {row['type']} flip: {_edit(row['caption'], row['variant'])} (image {row['image_id']})", ""]
+    if image:
+        lines += [f"![image {row['image_id']}]({image})", ""]
+    header = ["", "caption", *labels]
+    body = [["ORIG", row["caption"], *(f"{c[0]:.3f}" for c in columns)],
+            ["FLIP", row["variant"], *(f"{c[1]:.3f}" + (" ✗" if c[1] >= c[0] else "") for c in columns)]]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |" for r in body]
+    return "\n".join(lines) + "\n"
+
+
+def page(results: list[Results], out_dir: Path, top: int) -> str:
+    """Markdown of the qualitative page; thumbnails are written under ``out_dir/qualitative``."""
+    first = flip_scores(results[0])
+    sections = []
+    if len(results) == 1:
+        chosen = first.sort_values("gap", kind="stable").head(top)
+        sections.append((f"Flips {results[0].label} prefers most over the original caption", (results[0].label,), chosen))
+    for other in results[1:]:
+        chosen = disagreements(first, flip_scores(other), top)
+        title = f"{results[0].label} vs {other.label}: flips the two models order differently"
+        sections.append((title, (results[0].label, other.label), chosen))
+    images, problem = _thumbnails(results[0], {i for _, _, rows in sections for i in rows["image_id"]},
+                                  out_dir / "qualitative")
+    text = ["# LGIP qualitative examples", "",
+            "Scores are cosine similarities s(I, text); ✗ marks a flip scored at least as high as the original "
+            "(a tie is not positive).", ""]
+    if problem:
+        text += [f"_{problem}_", ""]
+    for title, labels, rows in sections:
+        text += [f"## {title}", ""]
+        if rows.empty:
+            text += ["_No such flips._", ""]
+        text += [_example(row, labels, images.get(int(row["image_id"]))) for _, row in rows.iterrows()]
+    return "\n".join(text)

@@ -1,0 +1,151 @@
+"""``results.json``: one model's LGIP statistics with the provenance they came from.
+
+Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
+
+    format, version, created
+    model       name, model_id, backend, pretrained, random_weights, paper_row, label
+    dataset     source, config, fingerprint, seed, lexicon_version
+    averaging   "base_pair" | "pair_level", with averaging_description
+    statistics  the dict of ``lgip_metric.stats.statistics`` (metrics, counts, intervals, per_type)
+    scores      the score file, relative to results.json
+    provenance  the scoring engine's full provenance record
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from lgip_dataset.errors import DataError
+from lgip_metric import stats
+from lgip_metric.atomic import atomic_write_text
+
+FORMAT, VERSION = "lgip-results", 1
+RESULTS_FILE = "results.json"
+RANDOM_MARK = "random weights"
+STATS_COLUMNS = ("s_original", "s_variant", "kind", "type", "caption_id", "image_id")
+
+
+def model_label(provenance: dict) -> str:
+    """How tables and plots name a model: the paper's row name when it is one (local folders by
+    their name, not their full path), marked when its weights are random."""
+    name = provenance.get("paper_row") or provenance.get("model_id") or provenance["model"]
+    name = ":".join(Path(part).name if part.startswith("/") else part for part in name.split(":"))
+    return f"{name} [{RANDOM_MARK}]" if provenance.get("random_weights") else name
+
+
+def read_score_rows(scores_path: str | Path) -> dict:
+    """The columns the statistics need from a ``scores.parquet``, as NumPy arrays."""
+    table = pq.read_table(scores_path, columns=list(STATS_COLUMNS))
+    return {name: table.column(name).to_numpy(zero_copy_only=False) for name in STATS_COLUMNS}
+
+
+def statistics_of(rows: dict, *, extra_types=(), **options) -> dict:
+    """``stats.lgip_statistics`` of score rows; every type the dataset declares is accepted."""
+    return stats.lgip_statistics(
+        rows["s_original"], rows["s_variant"], rows["kind"], rows["type"], rows["caption_id"], rows["image_id"],
+        extra_types=sorted(set(rows["type"].tolist()) | set(extra_types)), **options,
+    )
+
+
+def build_results(statistics: dict, provenance: dict, scores_file: str) -> dict:
+    """The results.json record of one scored model."""
+    model = {
+        "name": provenance["model"],
+        **{key: provenance.get(key) for key in ("model_id", "backend", "pretrained", "random_weights", "paper_row")},
+        "label": model_label(provenance),
+    }
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "model": model,
+        "dataset": provenance["dataset"],
+        "averaging": statistics["averaging"],
+        "averaging_description": stats.AVERAGING[statistics["averaging"]],
+        "statistics": statistics,
+        "scores": scores_file,
+        "provenance": provenance,
+    }
+
+
+def write_results(path: str | Path, results: dict) -> Path:
+    """Write ``results`` as JSON atomically (a reader never sees half a file)."""
+    atomic_write_text(path, json.dumps(results, indent=2, allow_nan=False) + "\n")
+    return Path(path)
+
+
+@dataclass(frozen=True)
+class Results:
+    """A loaded results file."""
+
+    path: Path
+    data: dict
+
+    @property
+    def label(self) -> str:
+        return self.data["model"]["label"]
+
+    @property
+    def random_weights(self) -> bool:
+        return bool(self.data["model"].get("random_weights"))
+
+    @property
+    def statistics(self) -> dict:
+        return self.data["statistics"]
+
+    @property
+    def fingerprint(self) -> str:
+        return self.data["dataset"]["fingerprint"]
+
+    @property
+    def scores_path(self) -> Path:
+        return self.path.parent / self.data["scores"]
+
+
+def load_results(path: str | Path) -> Results:
+    """Read and check one results file; errors name the file."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such results file (make one with `lgip evaluate`)") from None
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DataError(f"{path}: not an LGIP results file (expected \"format\": \"{FORMAT}\")")
+    if data.get("version") != VERSION:
+        raise DataError(f"{path}: results version {data.get('version')!r}; this lgip reads version {VERSION}")
+    return Results(path, data)
+
+
+def load_comparable(paths) -> list[Results]:
+    """Load results files and refuse to put results from different datasets side by side."""
+    loaded = [load_results(p) for p in paths]
+    first = loaded[0]
+    for other in loaded[1:]:
+        if other.fingerprint != first.fingerprint:
+            raise DataError(
+                f"cannot compare {first.path} and {other.path}: they were scored on different datasets "
+                f"(fingerprint {first.fingerprint} of {first.data['dataset'].get('source')} vs "
+                f"{other.fingerprint} of {other.data['dataset'].get('source')}); LGIP numbers are only "
+                "comparable on the same rows"
+            )
+        rows = [r.data.get("provenance", {}).get("counts", {}).get("rows") for r in (first, other)]
+        if None not in rows and rows[0] != rows[1]:
+            raise DataError(
+                f"cannot compare {first.path} and {other.path}: they scored different rows of the dataset "
+                f"({rows[0]} vs {rows[1]} rows, e.g. different --limit); LGIP numbers are only comparable on the same rows"
+            )
+    averaging = {r.data["averaging"] for r in loaded}
+    if len(averaging) > 1:
+        raise DataError(
+            "cannot compare results with different averaging: "
+            + ", ".join(f"{r.path} uses {r.data['averaging']}" for r in loaded)
+        )
+    return loaded

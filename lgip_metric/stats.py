@@ -1,0 +1,543 @@
+"""LGIP statistics in pure NumPy: E_inv, E_sens and PR with counts and image-bootstrap intervals.
+
+This file imports nothing but NumPy, so `evaluate` can copy it beside ``lgip_metric.py`` when the
+metric is loaded from a folder or from the Hub.
+
+Definitions (SPEC section 1). For one base pair (image I, caption c) and its variants::
+
+    E_inv  = mean over (I,c) [ mean over paraphrases c'  |s(I,c) - s(I,c')| ]
+    E_sens = mean over (I,c) [ mean over flips c†       s(I,c) - s(I,c†)   ]
+    PR     = mean over (I,c) [ mean over flips c†       1[s(I,c) > s(I,c†)] ]   (a tie is not positive)
+
+The outer mean runs over the base pairs with at least one variant of that kind (or type). With
+``pair_level=True`` every variant row weighs the same instead; outputs carry the label
+``averaging: "base_pair" | "pair_level"``. Intervals are percentile intervals of a cluster
+bootstrap that resamples images (all captions and variants of an image move together).
+
+Pipeline: ``summarize`` (rows -> per base pair sums; summaries of disjoint row sets ``merge``)
+-> ``statistics`` (point estimates, counts, intervals). ``compare`` does the paired comparison
+of two models scored on the same rows (paired bootstrap and McNemar's exact test).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+PARAPHRASE, FLIP = "paraphrase", "flip"
+KINDS = (PARAPHRASE, FLIP)
+# The variant types LGIP's perturbation engine emits, with the kind (statistic) each feeds.
+DECLARED_TYPES = {
+    "template": PARAPHRASE,
+    "marker": PARAPHRASE,
+    "object": FLIP,
+    "color": FLIP,
+    "count": FLIP,
+}
+METRICS = {PARAPHRASE: ("E_inv",), FLIP: ("E_sens", "PR")}
+AVERAGING = {
+    "base_pair": "mean over base (image, caption) pairs of the mean over their variants",
+    "pair_level": "pair-level mean: every (image, caption, variant) row weighted equally",
+}
+_CHUNK_CELLS = 1 << 22  # bootstrap weights generated ~4M cells at a time
+
+
+class LGIPInputError(ValueError):
+    """Inputs the statistics cannot be computed from; the message names the input and the row."""
+
+
+@dataclass(frozen=True, eq=False)
+class Summary:
+    """Per base pair and variant type sums: everything the statistics need from the rows.
+
+    ``count``, ``value`` and ``positive`` have one row per base pair and one column per entry of
+    ``strata`` ((type, kind) pairs). ``value`` sums |s - s'| for paraphrases and s - s† for
+    flips; ``positive`` counts s > s† (flips only).
+    """
+
+    image_keys: np.ndarray  # (G,) image ids, sorted
+    pair_image: np.ndarray  # (P,) index into image_keys
+    pair_caption: np.ndarray  # (P,) caption id of each base pair
+    strata: tuple[tuple[str, str], ...]
+    count: np.ndarray
+    value: np.ndarray
+    positive: np.ndarray
+
+    def merge(self, *others: "Summary") -> "Summary":
+        """The summary of the union of disjoint row sets (e.g. shards scored on different ranks)."""
+        return merge(self, *others)
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """Encoded rows: base pair and stratum code of every row."""
+
+    pair: np.ndarray
+    stratum: np.ndarray
+    strata: tuple[tuple[str, str], ...]
+    pair_image: np.ndarray
+    pair_caption: np.ndarray
+    image_keys: np.ndarray
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding and validation
+
+
+def _as_array(values, name: str, dtype=None) -> np.ndarray:
+    array = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=dtype)
+    if array.ndim != 1:
+        raise LGIPInputError(f"{name} must be one-dimensional, got shape {array.shape}")
+    return array
+
+
+def _scores(values, name: str) -> np.ndarray:
+    try:
+        array = _as_array(values, name).astype(np.float64, copy=False)
+    except (TypeError, ValueError) as err:
+        raise LGIPInputError(f"{name} must be numbers: {err}") from None
+    bad = ~np.isfinite(array)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise LGIPInputError(
+            f"{name} has {int(bad.sum())} NaN/inf value(s); the first is row {first} ({float(array[first])})"
+        )
+    return array
+
+
+def _check_lengths(**arrays: np.ndarray) -> None:
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) != 1:
+        raise LGIPInputError(
+            "inputs must have one entry per variant row; got lengths "
+            + ", ".join(f"{name}={n}" for name, n in lengths.items())
+        )
+    if not next(iter(lengths.values())):
+        raise LGIPInputError("no rows: the inputs are empty")
+
+
+def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes into the sorted unique ids; non-numeric ids are compared as text."""
+    if values.dtype.kind not in "iub":
+        values = values.astype(str)
+    keys, codes = np.unique(values, return_inverse=True)
+    return codes.astype(np.int64, copy=False), keys
+
+
+def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
+    """Codes into the sorted labels of a low-cardinality string column (one hashed pass)."""
+    items = values.tolist()
+    labels = set(items)
+    bad = [label for label in labels if not isinstance(label, str)]
+    if bad:
+        raise LGIPInputError(f"{name} must be strings; row {items.index(bad[0])} is {bad[0]!r}")
+    labels = sorted(labels)
+    table = {label: code for code, label in enumerate(labels)}
+    return np.fromiter(map(table.__getitem__, items), dtype=np.int64, count=len(items)), labels
+
+
+def _names(values, limit: int = 8) -> str:
+    values = sorted(values)
+    return repr(values[:limit])[:-1] + (f", ... {len(values) - limit} more]" if len(values) > limit else "]")
+
+
+def _strata(kinds: np.ndarray, types: np.ndarray, extra_types) -> tuple[np.ndarray, tuple]:
+    """Stratum code per row and the strata ((type, kind) pairs) in canonical order.
+
+    A type feeds one kind: a declared type its declared kind, an extra type the kind of its
+    first row. Every row's kind must agree.
+    """
+    type_codes, type_labels = _factorize_labels(types, "variant_types")
+    declared = {**{str(extra): None for extra in extra_types or ()}, **DECLARED_TYPES}
+    unknown = set(type_labels) - set(declared)
+    if unknown:
+        first = int(np.flatnonzero(np.isin(type_codes, [type_labels.index(u) for u in unknown]))[0])
+        raise LGIPInputError(
+            f"unknown variant type(s) {_names(unknown)} (first at row {first}); declared types are "
+            f"{_names(declared)}; pass the types of your own perturbations in extra_types"
+        )
+    kind_of = [declared[t] or kinds[int(np.argmax(type_codes == c))] for c, t in enumerate(type_labels)]
+    expected = np.empty(len(type_labels), dtype=object)
+    expected[:] = kind_of
+    wrong = np.flatnonzero(kinds != expected[type_codes])
+    if wrong.size or not set(kind_of) <= set(KINDS):
+        row = int(wrong[0]) if wrong.size else int(np.flatnonzero(~np.isin(kinds, KINDS))[0])
+        kind, type_ = kinds[row : row + 1].tolist()[0], types[row : row + 1].tolist()[0]
+        if kind not in KINDS:
+            raise LGIPInputError(f"unknown variant kind {kind!r} at row {row}; kinds are {list(KINDS)}")
+        raise LGIPInputError(
+            f"row {row} has variant type {type_!r} with kind {kind!r}, but {type_!r} is a "
+            f"{expected[type_labels.index(type_)]} type"
+        )
+    strata = tuple(sorted(zip(type_labels, kind_of), key=_stratum_order))
+    remap = np.array([strata.index(s) for s in zip(type_labels, kind_of)], dtype=np.int64)
+    return remap[type_codes], strata
+
+
+def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Base pair code per row, each pair's image code and caption id, and the sorted image ids."""
+    starts = np.ones(len(captions), dtype=bool)
+    starts[1:] = (captions[1:] != captions[:-1]) | (images[1:] != images[:-1])
+    run = np.cumsum(starts) - 1
+    cap_codes, cap_keys = _factorize_ids(captions[starts])
+    img_codes, img_keys = _factorize_ids(images[starts])
+    combined, head_pair = np.unique(img_codes * len(cap_keys) + cap_codes, return_inverse=True)
+    return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
+
+
+def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, extra_types):
+    """Check the lengths of all inputs, then validate and encode them: (float scores, rows)."""
+    labels = {
+        "variant_kinds": _as_array(variant_kinds, "variant_kinds", dtype=object),  # labels: no str copies
+        "variant_types": _as_array(variant_types, "variant_types", dtype=object),
+        "caption_ids": _as_array(caption_ids, "caption_ids"),
+        "image_ids": _as_array(image_ids, "image_ids"),
+    }
+    arrays = {name: _as_array(values, name) for name, values in scores.items()}
+    _check_lengths(**arrays, **labels)
+    arrays = {name: _scores(values, name) for name, values in arrays.items()}
+    stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
+    pair, pair_image, pair_caption, image_keys = _pairs(labels["caption_ids"], labels["image_ids"])
+    return arrays, _Rows(pair, stratum, strata, pair_image, pair_caption, image_keys)
+
+
+def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summary:
+    n_pairs, n_strata = len(rows.pair_caption), len(rows.strata)
+    cell = rows.pair * n_strata + rows.stratum
+    size = n_pairs * n_strata
+    is_flip = np.array([kind == FLIP for _, kind in rows.strata])[rows.stratum]
+    diff = original - variant
+    value = np.where(is_flip, diff, np.abs(diff))
+    positive = is_flip & (original > variant)
+    shape = (n_pairs, n_strata)
+    return Summary(
+        image_keys=rows.image_keys,
+        pair_image=rows.pair_image,
+        pair_caption=rows.pair_caption,
+        strata=rows.strata,
+        count=np.bincount(cell, minlength=size).reshape(shape),
+        value=np.bincount(cell, weights=value, minlength=size).reshape(shape),
+        positive=np.bincount(cell, weights=positive, minlength=size).reshape(shape),
+    )
+
+
+def summarize(
+    original_scores,
+    variant_scores,
+    variant_kinds,
+    variant_types,
+    caption_ids,
+    image_ids,
+    *,
+    extra_types=(),
+) -> Summary:
+    """Validate one row per (image, caption, variant) and reduce the rows to per-pair sums.
+
+    ``original_scores[i]`` is s(I, c) and ``variant_scores[i]`` s(I, variant) of row i;
+    ``variant_kinds`` is ``"paraphrase"``/``"flip"``; ``variant_types`` a declared type
+    (``DECLARED_TYPES``) or one listed in ``extra_types``. A base pair is an
+    (``image_ids``, ``caption_ids``) combination.
+    """
+    scores, rows = _encode(
+        {"original_scores": original_scores, "variant_scores": variant_scores},
+        variant_kinds, variant_types, caption_ids, image_ids, extra_types,
+    )
+    return _aggregate(rows, scores["original_scores"], scores["variant_scores"])
+
+
+def merge(*summaries: Summary) -> Summary:
+    """Combine summaries of disjoint row sets; a base pair split across them is summed."""
+    strata = tuple(sorted({s for summary in summaries for s in summary.strata}, key=_stratum_order))
+    types = [type_ for type_, _ in strata]
+    if len(set(types)) != len(types):
+        raise LGIPInputError(f"the summaries disagree on the kind of a variant type: {list(strata)}")
+    images = np.concatenate([s.image_keys[s.pair_image] for s in summaries])
+    captions = np.concatenate([s.pair_caption for s in summaries])
+    pair, pair_image, pair_caption, image_keys = _pairs(captions, images)
+    cells, counts, values, positives = [], [], [], []
+    for summary, offset in zip(summaries, np.cumsum([0] + [len(s.pair_caption) for s in summaries])):
+        columns = np.array([strata.index(s) for s in summary.strata])
+        codes = pair[offset : offset + len(summary.pair_caption)]
+        cells.append((codes[:, None] * len(strata) + columns[None, :]).ravel())
+        counts.append(summary.count.ravel())
+        values.append(summary.value.ravel())
+        positives.append(summary.positive.ravel())
+    cell, size, shape = np.concatenate(cells), len(pair_caption) * len(strata), (len(pair_caption), len(strata))
+    return Summary(
+        image_keys=image_keys,
+        pair_image=pair_image,
+        pair_caption=pair_caption,
+        strata=strata,
+        count=np.bincount(cell, weights=np.concatenate(counts), minlength=size).reshape(shape).astype(np.int64),
+        value=np.bincount(cell, weights=np.concatenate(values), minlength=size).reshape(shape),
+        positive=np.bincount(cell, weights=np.concatenate(positives), minlength=size).reshape(shape),
+    )
+
+
+def _stratum_order(stratum: tuple[str, str]) -> tuple:
+    """Canonical order: paraphrase types first, declared types in declared order, then extras."""
+    type_, kind = stratum
+    order = list(DECLARED_TYPES)
+    return KINDS.index(kind), order.index(type_) if type_ in DECLARED_TYPES else len(order), type_
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks: which strata a reported number averages over, and its per-image numerator/denominator
+
+
+def _blocks(summary: Summary) -> list[tuple[str | None, str, list[int]]]:
+    """(type or None for the global block, kind, stratum columns) for every reported block."""
+    blocks = []
+    for kind in KINDS:
+        columns = [i for i, (_, k) in enumerate(summary.strata) if k == kind]
+        if columns:
+            blocks.append((None, kind, columns))
+    blocks += [(type_, kind, [i]) for i, (type_, kind) in enumerate(summary.strata)]
+    return blocks
+
+
+def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np.ndarray, list]:
+    """Columns (type, kind, metric), per-image numerators and denominators, and the support.
+
+    Every statistic is sum(numerator) / sum(denominator) over images, so a resample of images
+    with multiplicities w gives w @ numerator / w @ denominator.
+    """
+    columns, numerators, denominators, support = [], [], [], []
+
+    def per_image(weights):
+        return np.bincount(summary.pair_image, weights=weights, minlength=len(summary.image_keys))
+
+    for type_, kind, strata in _blocks(summary):
+        count = summary.count[:, strata].sum(axis=1)
+        has = count > 0
+        image_rows = per_image(count)
+        image_pairs = per_image(has)
+        for metric, sums in zip(METRICS[kind], (summary.value, summary.positive)):
+            total = sums[:, strata].sum(axis=1)
+            if pair_level:
+                numerators.append(per_image(total))
+                denominators.append(image_rows)
+            else:
+                numerators.append(per_image(np.divide(total, count, out=np.zeros_like(total), where=has)))
+                denominators.append(image_pairs)
+            columns.append((type_, kind, metric))
+            support.append((image_pairs, image_rows))
+    return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap
+
+
+def resample_images(n_images: int, n_resamples: int, seed: int):
+    """Yield the bootstrap's image indices, ``(chunk, n_images)`` arrays, in order.
+
+    Each row is one resample: ``n_images`` images drawn with replacement. Exposed so that tests
+    (and users) can reproduce exactly which images every replicate used.
+    """
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // max(n_images, 1))
+    for start in range(0, n_resamples, chunk):
+        yield rng.integers(0, n_images, size=(min(chunk, n_resamples - start), n_images))
+
+
+def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """(n_resamples, columns) bootstrap replicates; NaN where a resample has no base pair."""
+    n_images = numerators.shape[0]
+    out = []
+    for index in resample_images(n_images, n_resamples, seed):
+        r = index.shape[0]
+        flat = (index + np.arange(r)[:, None] * n_images).ravel()
+        weights = np.bincount(flat, minlength=r * n_images).reshape(r, n_images).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append((weights @ numerators) / (weights @ denominators))
+    return np.concatenate(out)
+
+
+def _interval(replicates: np.ndarray, confidence: float) -> np.ndarray:
+    """Percentile intervals, one (low, high) row per column; NaN replicates are left out."""
+    alpha = (1.0 - confidence) / 2.0
+    return np.nanquantile(replicates, [alpha, 1.0 - alpha], axis=0).T
+
+
+def _check_options(bootstrap: int, confidence: float) -> None:
+    if int(bootstrap) != bootstrap or bootstrap < 0:
+        raise LGIPInputError(f"bootstrap must be a non-negative number of resamples, got {bootstrap!r}")
+    if not 0.0 < confidence < 1.0:
+        raise LGIPInputError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+def _require_both_kinds(summary: Summary) -> None:
+    for kind, what in ((FLIP, "E_sens and PR"), (PARAPHRASE, "E_inv")):
+        if not any(k == kind and summary.count[:, i].any() for i, (_, k) in enumerate(summary.strata)):
+            raise LGIPInputError(f"the {kind} set is empty: no row has kind {kind!r}, so {what} cannot be computed")
+
+
+def _bootstrap_info(bootstrap: int, seed: int, confidence: float) -> dict:
+    return {"resamples": int(bootstrap), "seed": int(seed), "confidence": float(confidence),
+            "unit": "image", "method": "percentile"}
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+def _block(kinds, extra: tuple[str, ...]) -> dict:
+    """An empty block with its keys in reading order: metrics, then ``extra`` sub-dicts."""
+    return {**dict.fromkeys(m for kind in kinds for m in METRICS[kind]), **{key: {} for key in extra}}
+
+
+def _result(columns: list, extra: tuple[str, ...], pair_level: bool) -> dict:
+    """The empty result for ``columns``: label, global block, then one block per type."""
+    result = {"averaging": "pair_level" if pair_level else "base_pair", **_block(KINDS, extra), "per_type": {}}
+    for type_, kind, _ in columns:
+        if type_ is not None:
+            result["per_type"].setdefault(type_, {"kind": kind, **_block([kind], extra)})
+    return result
+
+
+def _place(result: dict, type_: str | None) -> dict:
+    """The block of the global result (type None) or of one type."""
+    return result if type_ is None else result["per_type"][type_]
+
+
+def statistics(
+    summary: Summary,
+    *,
+    pair_level: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict:
+    """E_inv, E_sens, PR globally and per type, with counts and (if ``bootstrap``) intervals.
+
+    Returns a JSON-ready dict: ``averaging`` (``"base_pair"`` or ``"pair_level"``), the three
+    metrics, ``counts`` (per metric: ``base_pairs``, ``variant_rows``, ``images``), ``intervals``
+    (per metric: ``[low, high]``), ``per_type`` (the same per type, with its ``kind``) and
+    ``bootstrap`` (resamples, seed, confidence, unit "image").
+    """
+    _check_options(bootstrap, confidence)
+    _require_both_kinds(summary)
+    columns, numerators, denominators, support = _per_image(summary, pair_level)
+    values = numerators.sum(axis=0) / denominators.sum(axis=0)
+    intervals = _interval(_replicates(numerators, denominators, bootstrap, seed), confidence) if bootstrap else None
+    result = _result(columns, ("counts", "intervals") if bootstrap else ("counts",), pair_level)
+    for j, ((type_, _, metric), (image_pairs, image_rows)) in enumerate(zip(columns, support)):
+        block = _place(result, type_)
+        block[metric] = float(values[j])
+        block["counts"][metric] = {
+            "base_pairs": int(image_pairs.sum()),
+            "variant_rows": int(image_rows.sum()),
+            "images": int((image_pairs > 0).sum()),
+        }
+        if intervals is not None:
+            block["intervals"][metric] = [float(intervals[j, 0]), float(intervals[j, 1])]
+    result["bootstrap"] = _bootstrap_info(bootstrap, seed, confidence)
+    return result
+
+
+def lgip_statistics(
+    original_scores,
+    variant_scores,
+    variant_kinds,
+    variant_types,
+    caption_ids,
+    image_ids,
+    *,
+    extra_types=(),
+    pair_level: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict:
+    """``statistics(summarize(...))``: the LGIP statistics of one model straight from its rows."""
+    summary = summarize(original_scores, variant_scores, variant_kinds, variant_types, caption_ids, image_ids,
+                        extra_types=extra_types)
+    return statistics(summary, pair_level=pair_level, bootstrap=bootstrap, seed=seed, confidence=confidence)
+
+
+# --------------------------------------------------------------------------------------------
+# Paired comparison of two models on the same rows
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value: binomial test of ``a_only`` of ``a_only + b_only`` at 1/2.
+
+    Equals ``scipy.stats.binomtest(a_only, a_only + b_only, 0.5).pvalue``; computed in log space.
+    """
+    n, k = int(a_only) + int(b_only), min(int(a_only), int(b_only))
+    if n == 0 or 2 * k == n:
+        return 1.0
+    i = np.arange(1, k + 1, dtype=np.float64)
+    log_pmf = np.concatenate([[0.0], np.cumsum(np.log(n - i + 1) - np.log(i))]) - n * np.log(2.0)
+    top = log_pmf.max()
+    return float(min(1.0, 2.0 * np.exp(top + np.log(np.exp(log_pmf - top).sum()))))
+
+
+def _mcnemar(positive_a: np.ndarray, positive_b: np.ndarray) -> dict:
+    a_only = int((positive_a & ~positive_b).sum())
+    b_only = int((~positive_a & positive_b).sum())
+    return {
+        "both": int((positive_a & positive_b).sum()),
+        "a_only": a_only,
+        "b_only": b_only,
+        "neither": int((~positive_a & ~positive_b).sum()),
+        "p_value": mcnemar_exact(a_only, b_only),
+    }
+
+
+def compare(
+    original_scores_a,
+    variant_scores_a,
+    original_scores_b,
+    variant_scores_b,
+    variant_kinds,
+    variant_types,
+    caption_ids,
+    image_ids,
+    *,
+    extra_types=(),
+    pair_level: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict:
+    """Model A minus model B on the same rows: differences with paired image-bootstrap intervals.
+
+    Both models' replicates use the same resampled images. ``mcnemar`` tests whether the two
+    models order original-vs-flip differently (exact binomial McNemar on the discordant flip
+    rows; rows are treated as independent, which clustering by image makes optimistic - prefer
+    the bootstrap interval of the PR difference), globally and per flip type.
+    """
+    _check_options(bootstrap, confidence)
+    scores, rows = _encode(
+        {"original_scores_a": original_scores_a, "variant_scores_a": variant_scores_a,
+         "original_scores_b": original_scores_b, "variant_scores_b": variant_scores_b},
+        variant_kinds, variant_types, caption_ids, image_ids, extra_types,
+    )
+    a = _aggregate(rows, scores["original_scores_a"], scores["variant_scores_a"])
+    b = _aggregate(rows, scores["original_scores_b"], scores["variant_scores_b"])
+    _require_both_kinds(a)
+    columns, num_a, den, _ = _per_image(a, pair_level)
+    _, num_b, _, _ = _per_image(b, pair_level)
+    value_a, value_b = num_a.sum(axis=0) / den.sum(axis=0), num_b.sum(axis=0) / den.sum(axis=0)
+    intervals = None
+    if bootstrap:
+        reps = _replicates(np.hstack([num_a, num_b]), np.hstack([den, den]), bootstrap, seed)
+        intervals = _interval(reps[:, : len(columns)] - reps[:, len(columns) :], confidence)
+    result = _result(columns, (), pair_level)
+    for j, (type_, _, metric) in enumerate(columns):
+        entry = {"a": float(value_a[j]), "b": float(value_b[j]), "difference": float(value_a[j] - value_b[j])}
+        if intervals is not None:
+            entry["interval"] = [float(intervals[j, 0]), float(intervals[j, 1])]
+        _place(result, type_)[metric] = entry
+    flips = np.array([kind == FLIP for _, kind in rows.strata])[rows.stratum]
+    pos_a = scores["original_scores_a"] > scores["variant_scores_a"]
+    pos_b = scores["original_scores_b"] > scores["variant_scores_b"]
+    result["mcnemar"] = {"test": "exact binomial McNemar, two-sided", **_mcnemar(pos_a[flips], pos_b[flips])}
+    for code, (type_, kind) in enumerate(rows.strata):
+        if kind == FLIP:
+            mask = rows.stratum == code
+            result["per_type"][type_]["mcnemar"] = _mcnemar(pos_a[mask], pos_b[mask])
+    result["bootstrap"] = _bootstrap_info(bootstrap, seed, confidence)
+    return result

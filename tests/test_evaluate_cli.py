@@ -1,0 +1,111 @@
+"""`lgip evaluate` then `lgip report` on the embedded sample, end to end, with tiny random-weight models."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from lgip_dataset import SAMPLE_DIR
+from lgip_dataset.cli import main as lgip
+from lgip_metric import results, stats
+from lgip_metric.testing import make_tiny_openclip
+
+LIMIT = "400"  # the first sample rows: every kind and several images, seconds on a CPU
+
+
+def other_tiny_model(folder: Path) -> str:
+    """The tiny open_clip architecture as a local-dir model with different (still random) weights."""
+    name = make_tiny_openclip(folder)
+    weights = folder / "open_clip_model.safetensors"
+    generator = torch.Generator().manual_seed(1)
+    state = {k: v + 0.05 * torch.randn(v.shape, generator=generator) if v.is_floating_point() else v
+             for k, v in load_file(str(weights)).items()}
+    save_file(state, str(weights))
+    return name
+
+
+def evaluate(model: str, out: Path, cache: Path, *extra: str) -> dict:
+    code = lgip(["evaluate", "--model", model, "--out", str(out), "--cache-dir", str(cache), "--device", "cpu",
+                 "--num-workers", "0", "--limit", LIMIT, "--no-progress", "--bootstrap", "200", *extra])
+    assert code == 0
+    return json.loads((out / results.RESULTS_FILE).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    if not (SAMPLE_DIR / "pairs").exists():
+        pytest.skip("the embedded sample is not built yet")
+    root = tmp_path_factory.mktemp("evaluate")
+    cache = root / "cache"
+    first = evaluate("random:tiny-clip", root / "a", cache)
+    rerun = evaluate("random:tiny-clip", root / "a", cache)
+    other = evaluate(other_tiny_model(root / "model-b"), root / "b", cache)
+    return root, first, rerun, other
+
+
+def test_evaluate_writes_results_with_statistics_provenance_and_a_report(runs, capsys):
+    root, first, _, _ = runs
+    assert first["format"] == results.FORMAT and first["averaging"] == "base_pair"
+    assert first["model"]["random_weights"] is True and "[random weights]" in first["model"]["label"]
+    assert first["dataset"]["source"] == str(SAMPLE_DIR) and len(first["dataset"]["fingerprint"]) == 16
+    assert first["provenance"]["counts"]["scored_rows"] == int(LIMIT)
+    s = first["statistics"]
+    for metric in ("E_inv", "E_sens", "PR"):
+        assert s["intervals"][metric][0] <= s[metric] <= s["intervals"][metric][1]
+        assert s["counts"][metric]["images"] >= 2
+    assert {"object", "template"} <= set(s["per_type"])
+    # the statistics are those of the written score file
+    rows = results.read_score_rows(root / "a" / first["scores"])
+    assert s == stats.lgip_statistics(rows["s_original"], rows["s_variant"], rows["kind"], rows["type"],
+                                      rows["caption_id"], rows["image_id"], extra_types=set(rows["type"].tolist()),
+                                      bootstrap=200)
+    report = root / "a" / "report"
+    for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "frontier.png", "frontier.svg",
+                 "qualitative.md", "report.md"):
+        assert (report / name).stat().st_size > 0
+    assert "[random weights]" in (report / "table1.md").read_text(encoding="utf-8")
+
+
+def test_rerun_takes_every_embedding_from_the_cache(runs):
+    _, first, rerun, _ = runs
+    counts = rerun["provenance"]["counts"]
+    assert counts["encoded_images"] == 0 and counts["encoded_texts"] == 0
+    assert counts["cached_images"] == first["provenance"]["counts"]["encoded_images"] > 0
+    assert rerun["statistics"] == first["statistics"]
+
+
+def test_report_of_two_models_with_paper_reference(runs, capsys):
+    root, _, _, other = runs
+    out = root / "report"
+    assert lgip(["report", str(root / "a" / "results.json"), str(root / "b"), "--out", str(out),
+                 "--paper-reference"]) == 0
+    table1 = (out / "table1.md").read_text(encoding="utf-8")
+    assert other["model"]["label"] in table1 and "paper (quoted)" in table1
+    comparison = (out / "comparison.md").read_text(encoding="utf-8")
+    assert f"({LIMIT} rows)" in comparison and "McNemar" in comparison
+    page = (out / "qualitative.md").read_text(encoding="utf-8")
+    assert "flips the two models order differently" in page and "could not be read" not in page
+    thumbnails = list((out / "qualitative").glob("*.jpg"))
+    assert thumbnails and all(f"qualitative/{t.name}" in page for t in thumbnails)
+    assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_refuses_results_of_different_row_subsets(runs, tmp_path, capsys):
+    root, *_ = runs
+    shorter = json.loads((root / "b" / "results.json").read_text(encoding="utf-8"))
+    shorter["provenance"]["counts"]["rows"] = 100
+    (tmp_path / "results.json").write_text(json.dumps(shorter), encoding="utf-8")
+    assert lgip(["report", str(root / "a"), str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+    assert "scored different rows" in capsys.readouterr().err
+
+
+def test_pair_level_flag_is_carried_into_results_and_report(runs):
+    root, first, *_ = runs
+    pair_level = evaluate("random:tiny-clip", root / "pl", root / "cache", "--pair-level", "--bootstrap", "0")
+    assert pair_level["averaging"] == "pair_level" and "intervals" not in pair_level["statistics"]
+    assert pair_level["provenance"]["counts"]["encoded_texts"] == 0
+    assert pair_level["statistics"]["counts"] == first["statistics"]["counts"]
+    assert "Averaging: **pair_level**" in (root / "pl" / "report" / "table1.md").read_text(encoding="utf-8")

@@ -1,0 +1,193 @@
+"""Reports from results files: tables, frontier plot, qualitative page, comparisons, refusals."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lgip_dataset import schema
+from lgip_dataset.cli import main as lgip
+from lgip_dataset.errors import DataError
+from lgip_metric import reference, results, stats
+from lgip_metric.report import plots, report_from_files, write_report
+
+TYPES = {"template": "paraphrase", "marker": "paraphrase", "object": "flip", "color": "flip", "count": "flip"}
+
+
+def write_scores(folder: Path, seed: int, flip_shift: float) -> Path:
+    """A valid scores.parquet (schema.SCORE_COLUMNS) of 8 images x 2 captions x 5 variants."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for image in range(8):
+        for c in range(2):
+            caption = f"a brown dog number {c} on the grass"
+            s_original = 0.3 + 0.01 * image
+            for v, (type_, kind) in enumerate(TYPES.items()):
+                variant = f"a photo of {caption}" if kind == "paraphrase" else caption.replace("dog", f"cat{v}")
+                shift = flip_shift if kind == "flip" else 0.0
+                records.append({
+                    "row_id": f"{image}-{c}-{v}", "image_id": 1000 + image, "caption_id": f"{image}-{c}",
+                    "variant_id": f"{image}-{c}-{v}", "kind": kind, "family": type_, "type": type_,
+                    "caption": caption, "variant": variant, "s_original": s_original,
+                    "s_variant": float(s_original - shift + rng.normal(0, 0.02)),
+                })
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "scores.parquet"
+    pq.write_table(pa.Table.from_pylist(records).select(list(schema.SCORE_COLUMNS)), path)
+    return path
+
+
+def make_results(folder: Path, name: str, *, seed: int = 0, flip_shift: float = 0.02, random_weights=False,
+                 fingerprint: str = "f" * 16, pair_level: bool = False) -> Path:
+    """A results.json made the way `lgip evaluate` makes it, over fake scores."""
+    scores = write_scores(folder, seed, flip_shift)
+    provenance = {"model": name, "model_id": f"open_clip:{name}", "backend": "open_clip", "pretrained": None,
+                  "random_weights": random_weights, "paper_row": None,
+                  "dataset": {"source": str(folder / "no-such-dataset"), "config": "pairs", "fingerprint": fingerprint,
+                              "seed": 0, "lexicon_version": "1"}}
+    statistics = results.statistics_of(results.read_score_rows(scores), pair_level=pair_level, bootstrap=200, seed=0)
+    return results.write_results(folder / results.RESULTS_FILE, results.build_results(statistics, provenance, scores.name))
+
+
+@pytest.fixture
+def two(tmp_path):
+    return [make_results(tmp_path / "a", "model-a", flip_shift=0.04),
+            make_results(tmp_path / "b", "model-b", seed=1, flip_shift=-0.01, random_weights=True)]
+
+
+def read_csv(path: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def test_table1_markdown_and_csv_with_intervals_counts_and_quoted_rows(two, tmp_path):
+    paths = report_from_files(two, tmp_path / "report", paper=True)
+    loaded = [results.load_results(p) for p in two]
+    text = paths["table1.md"].read_text(encoding="utf-8")
+    a, b = (r.statistics for r in loaded)
+    assert f"| open_clip:model-a | {a['E_inv']:.4f} [{a['intervals']['E_inv'][0]:.4f}, " in text
+    assert "open_clip:model-b [random weights]" in text and "meaningless" in text
+    assert "| 16 / 16 | 32 / 48 | 8 | measured |" in text  # base pairs, variant rows (para / flip), images
+    assert "Averaging: **base_pair**" in text and "fingerprint `ffffffffffffffff`" in text
+    assert "| EVA02-CLIP L/14 | 0.005 | 0.030 | 0.896 |" in text and "*paper (quoted)*" in text
+    rows = read_csv(paths["table1.csv"])
+    assert [r["source"] for r in rows] == ["measured"] * 2 + ["paper (quoted)"] * 9
+    assert float(rows[0]["PR"]) == a["PR"] and float(rows[1]["E_sens_low"]) == b["intervals"]["E_sens"][0]
+    assert rows[0]["PR_base_pairs"] == "16" and rows[1]["random_weights"] == "True"
+
+
+def test_table2_per_type_markdown_and_long_csv(two, tmp_path):
+    paths = report_from_files(two, tmp_path / "report", paper=True)
+    text = paths["table2.md"].read_text(encoding="utf-8")
+    a = results.load_results(two[0]).statistics["per_type"]
+    assert "object gap (E_sens) ↑" in text and "count PR ↑" in text and "### Paraphrase types" in text
+    assert f"{a['color']['PR']:.4f} [{a['color']['intervals']['PR'][0]:.4f}" in text
+    assert "| SigLIP base-p16-224 | -0.017 | 0.466 | -0.017 | 0.477 | -0.016 | 0.493 | *paper (quoted)* |" in text
+    rows = read_csv(paths["table2.csv"])
+    measured = [r for r in rows if r["source"] == "measured"]
+    assert len(measured) == 2 * (2 * 1 + 3 * 2)  # 2 models x (2 paraphrase types x E_inv + 3 flip types x 2)
+    assert {r["type"] for r in measured} == set(TYPES)
+    quoted = [r for r in rows if r["source"] == reference.LABEL]
+    assert len(quoted) == 4 * 3 * 2
+
+
+def test_frontier_png_and_svg(two, tmp_path):
+    paths = report_from_files(two, tmp_path / "report", paper=True)
+    png, svg = paths["frontier.png"], paths["frontier.svg"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    text = svg.read_text(encoding="utf-8")
+    for label in ("open_clip:model-a", "open_clip:model-b [random weights]", "paper (quoted)",
+                  "Pareto front (measured)", "EVA02-CLIP L/14", "lower is better"):
+        assert label in text
+    without = report_from_files(two, tmp_path / "plain")["frontier.svg"].read_text(encoding="utf-8")
+    assert "paper (quoted)" not in without
+
+
+def test_pareto_front_lower_inv_higher_sens():
+    points = [(0.01, 0.02), (0.02, 0.05), (0.015, 0.01), (0.03, 0.05), (0.005, 0.0)]
+    assert plots.pareto_front(points) == [4, 0, 1]  # (0.015, 0.01) and (0.03, 0.05) are dominated
+    paper = [(r["E_inv"], r["E_sens"]) for r in reference.table1()]
+    front = [reference.table1()[i]["model"] for i in plots.pareto_front(paper)]
+    assert front == ["EVA02-CLIP L/14", "OpenCLIP ViT-L/14 (LAION-2B)", "OpenCLIP ViT-H/14 (LAION-2B)"]
+
+
+def test_results_from_different_datasets_are_refused_with_both_files(tmp_path):
+    a = make_results(tmp_path / "a", "model-a")
+    b = make_results(tmp_path / "b", "model-b", fingerprint="0" * 16)
+    with pytest.raises(DataError, match="different datasets") as err:
+        report_from_files([a, b], tmp_path / "report")
+    assert str(a) in str(err.value) and str(b) in str(err.value) and "0000000000000000" in str(err.value)
+    assert not (tmp_path / "report" / "table1.md").exists()
+
+
+def test_lgip_report_cli_refusal_and_success(tmp_path, capsys):
+    a = make_results(tmp_path / "a", "model-a")
+    b = make_results(tmp_path / "b", "model-b", fingerprint="0" * 16)
+    assert lgip(["report", str(a), str(b), "--out", str(tmp_path / "r")]) == 2
+    assert "cannot compare" in capsys.readouterr().err
+    assert lgip(["report", str(a.parent), "--out", str(tmp_path / "r"), "--paper-reference"]) == 0
+    assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "frontier.png").exists()
+
+
+def test_different_averaging_is_refused(tmp_path):
+    a = make_results(tmp_path / "a", "model-a")
+    b = make_results(tmp_path / "b", "model-b", pair_level=True)
+    with pytest.raises(DataError, match="different averaging"):
+        report_from_files([a, b], tmp_path / "report")
+    assert json.loads(b.read_text())["averaging"] == "pair_level"
+    assert "pair_level" in report_from_files([b], tmp_path / "pl")["table1.md"].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("content", "message"), [(None, "no such results file"), ("{", "not valid JSON"),
+                                                  ('{"format": "other"}', "not an LGIP results file")])
+def test_bad_results_files(tmp_path, content, message):
+    path = tmp_path / "results.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(DataError, match=message):
+        results.load_results(path)
+
+
+def test_qualitative_page_shows_the_strongest_disagreements(two, tmp_path):
+    paths = report_from_files(two, tmp_path / "report")
+    page = paths["qualitative.md"].read_text(encoding="utf-8")
+    a, b = (pq.read_table(results.load_results(p).scores_path).to_pandas().set_index("row_id") for p in two)
+    flips = a[a["kind"] == "flip"]
+    gap_a = flips["s_original"] - flips["s_variant"]
+    gap_b = b.loc[flips.index, "s_original"] - b.loc[flips.index, "s_variant"]
+    discordant = ((gap_a > 0) != (gap_b > 0))
+    strongest = (gap_a - gap_b).abs()[discordant].idxmax()
+    row = flips.loc[strongest]
+    first = page.index("#### ")
+    assert "flip: dog → cat" in page[first:first + 80] and f"(image {row['image_id']})" in page[first:first + 120]
+    assert f"| ORIG | {row['caption']} | {row['s_original']:.3f} | {b.loc[strongest, 's_original']:.3f} |" in page
+    assert page.count("#### ") == min(int(discordant.sum()), 12)
+    assert "could not be read" in page  # the fake dataset has no images config: captions only
+
+
+def test_comparison_tables_match_stats_compare(two, tmp_path):
+    paths = report_from_files(two, tmp_path / "report")
+    rows = read_csv(paths["comparison.csv"])
+    a, b = (pq.read_table(results.load_results(p).scores_path).to_pandas() for p in two)
+    expected = stats.compare(a["s_original"], a["s_variant"], b["s_original"], b["s_variant"], a["kind"], a["type"],
+                             a["caption_id"], a["image_id"], bootstrap=200, seed=0)
+    overall = {r["metric"]: r for r in rows if r["type"] == "all"}
+    assert float(overall["PR"]["difference"]) == expected["PR"]["difference"]
+    assert [float(overall["E_sens"]["low"]), float(overall["E_sens"]["high"])] == expected["E_sens"]["interval"]
+    assert float(overall["PR"]["mcnemar_p"]) == expected["mcnemar"]["p_value"]
+    text = paths["comparison.md"].read_text(encoding="utf-8")
+    assert "A = open_clip:model-a vs B = open_clip:model-b [random weights] (80 rows)" in text
+
+
+def test_single_model_report_lists_its_worst_flips(tmp_path):
+    only = results.load_results(make_results(tmp_path / "a", "model-a", flip_shift=0.0))
+    paths = write_report([only], tmp_path / "report")
+    assert "comparison.md" not in paths
+    page = paths["qualitative.md"].read_text(encoding="utf-8")
+    assert "Flips open_clip:model-a prefers most over the original caption" in page
+    assert page.count("✗") >= 1

@@ -1,0 +1,323 @@
+"""lgip_metric.stats against an independent, slow, obviously-correct loop implementation."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from lgip_metric import stats
+from lgip_metric.stats import LGIPInputError
+
+PARAPHRASE_TYPES = ("template", "marker")
+FLIP_TYPES = ("object", "color", "count")
+FIELDS = ("original_scores", "variant_scores", "variant_kinds", "variant_types", "caption_ids", "image_ids")
+
+
+# ------------------------------------------------------------------------------------------
+# Random inputs and the loop reference
+
+
+def random_rows(seed: int, n_images: int = 25, flip_types=FLIP_TYPES, int_ids: bool = False) -> dict:
+    """Uneven variant counts (0-8 per caption and kind), ~15% ties, shuffled row order.
+
+    Two images share a caption id on purpose: a base pair is (image, caption), not the caption.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for image in range(n_images):
+        for caption in range(int(rng.integers(1, 6))):
+            caption_id = caption * 1000 + image // 2 if int_ids else f"c{caption}-{image // 2}"
+            s_original = round(float(rng.uniform(0.1, 0.4)), 2)
+            for kind, types in (("paraphrase", PARAPHRASE_TYPES), ("flip", flip_types)):
+                for _ in range(int(rng.integers(0, 9))):
+                    type_ = types[int(rng.integers(0, len(types)))]
+                    tie = rng.random() < 0.15
+                    s_variant = s_original if tie else round(s_original + float(rng.normal(0, 0.05)), 2)
+                    rows.append((s_original, s_variant, kind, type_, caption_id, 7 * image + 3))
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    out = {name: [r[i] for r in rows] for i, name in enumerate(FIELDS)}
+    if not int_ids:
+        out["image_ids"] = [f"img{i:04d}" for i in out["image_ids"]]
+    return out
+
+
+def _row_value(kind: str, metric: str, original: float, variant: float) -> float:
+    if metric == "E_inv":
+        return abs(original - variant)
+    if metric == "E_sens":
+        return original - variant
+    return 1.0 if original > variant else 0.0
+
+
+def reference_block(data: dict, kind: str, type_: str | None, metric: str, pair_level: bool, copies=None):
+    """(value, base_pairs, variant_rows, images) by explicit loops; NaN value when nothing qualifies.
+
+    ``copies`` lists image ids with repetition (a bootstrap resample): each copy is a distinct image.
+    """
+    by_image: dict = {}
+    for row in zip(*(data[f] for f in FIELDS)):
+        by_image.setdefault(row[5], []).append(row)
+    images = copies if copies is not None else list(by_image)
+    per_pair: dict = {}
+    for copy, image in enumerate(images):
+        for original, variant, k, t, caption, _ in by_image[image]:
+            if k == kind and (type_ is None or t == type_):
+                per_pair.setdefault((copy, image, caption), []).append(_row_value(k, metric, original, variant))
+    n_rows = sum(len(v) for v in per_pair.values())
+    if not per_pair:
+        return math.nan, 0, 0, 0
+    if pair_level:
+        value = sum(sum(v) for v in per_pair.values()) / n_rows
+    else:
+        value = sum(sum(v) / len(v) for v in per_pair.values()) / len(per_pair)
+    return value, len(per_pair), n_rows, len({(c, i) for c, i, _ in per_pair})
+
+
+def blocks_of(result: dict):
+    """(type or None, kind, metric, block dict) for every number in a statistics result."""
+    for kind, metrics in stats.METRICS.items():
+        for metric in metrics:
+            yield None, kind, metric, result
+    for type_, block in result["per_type"].items():
+        for metric in stats.METRICS[block["kind"]]:
+            yield type_, block["kind"], metric, block
+
+
+# ------------------------------------------------------------------------------------------
+# Point estimates and counts
+
+
+@pytest.mark.parametrize("pair_level", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_point_estimates_and_counts_match_loop_reference(seed, pair_level):
+    flip_types = FLIP_TYPES if seed % 3 else ("object", "color")  # a missing type
+    data = random_rows(seed, flip_types=flip_types, int_ids=seed % 2 == 1)
+    result = stats.lgip_statistics(**data, pair_level=pair_level, bootstrap=0)
+    assert result["averaging"] == ("pair_level" if pair_level else "base_pair")
+    present = set(data["variant_types"])
+    assert set(result["per_type"]) == present
+    checked = 0
+    for type_, kind, metric, block in blocks_of(result):
+        value, pairs, rows, images = reference_block(data, kind, type_, metric, pair_level)
+        assert block[metric] == pytest.approx(value, abs=1e-12, rel=1e-12)
+        assert block["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
+        checked += 1
+    assert checked == 3 + sum(len(stats.METRICS[stats.DECLARED_TYPES[t]]) for t in present)
+
+
+def test_ties_are_not_positive_and_nested_differs_from_pair_level():
+    data = {
+        "original_scores": [0.3, 0.3, 0.3, 0.3, 0.2, 0.5],
+        "variant_scores": [0.3, 0.1, 0.2, 0.4, 0.2, 0.5],
+        "variant_kinds": ["flip", "flip", "flip", "flip", "paraphrase", "paraphrase"],
+        "variant_types": ["object", "object", "object", "color", "template", "marker"],
+        "caption_ids": ["a", "a", "a", "b", "a", "b"],
+        "image_ids": [1, 1, 1, 1, 1, 1],
+    }
+    nested = stats.lgip_statistics(**data, bootstrap=0)
+    # pair a: flips tie, +0.2, +0.1 -> PR 2/3; pair b: -0.1 -> PR 0. Nested: (2/3 + 0) / 2.
+    assert nested["PR"] == pytest.approx(1 / 3)
+    assert nested["E_sens"] == pytest.approx((0.1 + -0.1) / 2)
+    assert nested["E_inv"] == 0.0
+    flat = stats.lgip_statistics(**data, pair_level=True, bootstrap=0)
+    assert flat["PR"] == pytest.approx(2 / 4)
+    assert flat["E_sens"] == pytest.approx(0.2 / 4)
+
+
+def test_extra_types_are_reported_per_type_with_their_kind():
+    data = random_rows(1)
+    n = len(data["variant_kinds"])
+    data["variant_types"] = [("negation" if i % 4 == 0 and k == "flip" else t)
+                             for i, (k, t) in enumerate(zip(data["variant_kinds"], data["variant_types"]))]
+    with pytest.raises(LGIPInputError, match=r"unknown variant type\(s\) \['negation'\].*extra_types"):
+        stats.lgip_statistics(**data, bootstrap=0)
+    result = stats.lgip_statistics(**data, extra_types=["negation"], bootstrap=0)
+    assert result["per_type"]["negation"]["kind"] == "flip"
+    assert list(result["per_type"])[-1] == "negation"
+    value, *_ = reference_block(data, "flip", "negation", "PR", False)
+    assert result["per_type"]["negation"]["PR"] == pytest.approx(value, abs=1e-12)
+    assert n == len(data["variant_types"])
+
+
+# ------------------------------------------------------------------------------------------
+# Bootstrap
+
+
+def _reference_interval(replicates: list[float], confidence: float) -> list[float]:
+    alpha = (1 - confidence) / 2
+    return list(np.nanquantile(np.array(replicates), [alpha, 1 - alpha]))
+
+
+@pytest.mark.parametrize("pair_level", [False, True])
+def test_bootstrap_matches_loop_bootstrap_on_the_same_resampled_images(pair_level):
+    data = random_rows(11, n_images=12, flip_types=("object", "color", "count"))
+    n_resamples, seed, confidence = 40, 5, 0.9
+    result = stats.lgip_statistics(**data, pair_level=pair_level, bootstrap=n_resamples, seed=seed,
+                                   confidence=confidence)
+    images = sorted(set(data["image_ids"]))
+    index = np.concatenate(list(stats.resample_images(len(images), n_resamples, seed)))
+    assert index.shape == (n_resamples, len(images))
+    for type_, kind, metric, block in blocks_of(result):
+        replicates = [reference_block(data, kind, type_, metric, pair_level, copies=[images[i] for i in row])[0]
+                      for row in index]
+        expected = _reference_interval(replicates, confidence)
+        assert block["intervals"][metric] == pytest.approx(expected, abs=1e-12)
+        assert block["intervals"][metric][0] <= block[metric] <= block["intervals"][metric][1] or math.isnan(
+            expected[0])
+    assert result["bootstrap"] == {"resamples": n_resamples, "seed": seed, "confidence": confidence,
+                                   "unit": "image", "method": "percentile"}
+
+
+def test_bootstrap_is_seeded():
+    data = random_rows(3, n_images=30)
+    first = stats.lgip_statistics(**data, bootstrap=300, seed=1)
+    assert stats.lgip_statistics(**data, bootstrap=300, seed=1) == first
+    assert stats.lgip_statistics(**data, bootstrap=300, seed=2)["intervals"] != first["intervals"]
+
+
+def test_bootstrap_interval_covers_the_truth_about_95_percent_of_the_time():
+    """Statistical property: images with iid per-image effects; the 95% interval covers the mean."""
+    covered, trials = 0, 60
+    for trial in range(trials):
+        rng = np.random.default_rng(100 + trial)
+        n_images = 60
+        effect = rng.normal(0.02, 0.02, n_images)  # per-image true gap; population mean 0.02
+        per_row_image = np.repeat(np.arange(n_images), 6)
+        s_original = np.full(per_row_image.size, 0.3)
+        s_variant = s_original - effect[per_row_image] - rng.normal(0, 0.001, per_row_image.size)
+        kinds = np.where(np.arange(per_row_image.size) % 2, "flip", "paraphrase")
+        types = np.where(kinds == "flip", "object", "template")
+        result = stats.lgip_statistics(s_original, s_variant, kinds, types, per_row_image, per_row_image,
+                                       bootstrap=400, seed=trial)
+        low, high = result["intervals"]["E_sens"]
+        covered += low <= 0.02 <= high
+    assert 0.85 <= covered / trials <= 1.0
+
+
+# ------------------------------------------------------------------------------------------
+# Summaries of row shards merge into the summary of all rows (distributed-style evaluation)
+
+
+def test_statistics_of_merged_shards_equal_statistics_of_all_rows():
+    data = random_rows(21, n_images=40)
+    n = len(data["caption_ids"])
+    shard = np.random.default_rng(0).integers(0, 3, n)  # base pairs split across shards
+    summaries = [stats.summarize(**{f: [data[f][i] for i in np.flatnonzero(shard == s)] for f in FIELDS})
+                 for s in range(3)]
+    merged = stats.statistics(summaries[0].merge(*summaries[1:]), bootstrap=200, seed=4)
+    whole = stats.statistics(stats.summarize(**data), bootstrap=200, seed=4)
+    for type_, kind, metric, block in blocks_of(whole):
+        other = merged if type_ is None else merged["per_type"][type_]
+        assert other[metric] == pytest.approx(block[metric], abs=1e-12)
+        assert other["counts"][metric] == block["counts"][metric]
+        assert other["intervals"][metric] == pytest.approx(block["intervals"][metric], abs=1e-12)
+
+
+def test_a_shard_without_flips_can_be_summarized_but_not_reported_alone():
+    data = random_rows(2)
+    only_paraphrases = [i for i, k in enumerate(data["variant_kinds"]) if k == "paraphrase"]
+    summary = stats.summarize(**{f: [data[f][i] for i in only_paraphrases] for f in FIELDS})
+    with pytest.raises(LGIPInputError, match="flip set is empty"):
+        stats.statistics(summary)
+
+
+# ------------------------------------------------------------------------------------------
+# Paired comparison and McNemar
+
+
+@pytest.mark.parametrize(("a_only", "b_only"), [(0, 0), (3, 3), (0, 5), (7, 2), (10, 25), (400, 460), (4000, 4150)])
+def test_mcnemar_exact_matches_scipy_binomtest(a_only, b_only):
+    expected = scipy.stats.binomtest(a_only, a_only + b_only, 0.5).pvalue if a_only + b_only else 1.0
+    assert stats.mcnemar_exact(a_only, b_only) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_compare_differences_paired_intervals_and_mcnemar_match_loops():
+    data = random_rows(8, n_images=12)
+    rng = np.random.default_rng(9)
+    other = np.round(np.array(data["variant_scores"]) + rng.normal(0, 0.03, len(data["variant_scores"])), 2)
+    n_resamples, seed = 30, 3
+    result = stats.compare(data["original_scores"], data["variant_scores"], data["original_scores"], other,
+                           data["variant_kinds"], data["variant_types"], data["caption_ids"], data["image_ids"],
+                           bootstrap=n_resamples, seed=seed)
+    data_b = {**data, "variant_scores": list(other)}
+    images = sorted(set(data["image_ids"]))
+    index = np.concatenate(list(stats.resample_images(len(images), n_resamples, seed)))
+    for type_, kind, metric, _ in blocks_of(stats.lgip_statistics(**data, bootstrap=0)):
+        entry = result[metric] if type_ is None else result["per_type"][type_][metric]
+        a = reference_block(data, kind, type_, metric, False)[0]
+        b = reference_block(data_b, kind, type_, metric, False)[0]
+        assert entry["a"] == pytest.approx(a, abs=1e-12) and entry["b"] == pytest.approx(b, abs=1e-12)
+        assert entry["difference"] == pytest.approx(a - b, abs=1e-12)
+        diffs = []
+        for row in index:
+            copies = [images[i] for i in row]
+            diffs.append(reference_block(data, kind, type_, metric, False, copies)[0]
+                         - reference_block(data_b, kind, type_, metric, False, copies)[0])
+        assert entry["interval"] == pytest.approx(_reference_interval(diffs, 0.95), abs=1e-12)
+    flips = [i for i, k in enumerate(data["variant_kinds"]) if k == "flip"]
+    pos_a = [data["original_scores"][i] > data["variant_scores"][i] for i in flips]
+    pos_b = [data["original_scores"][i] > other[i] for i in flips]
+    a_only = sum(x and not y for x, y in zip(pos_a, pos_b))
+    b_only = sum(y and not x for x, y in zip(pos_a, pos_b))
+    assert (result["mcnemar"]["a_only"], result["mcnemar"]["b_only"]) == (a_only, b_only)
+    assert result["mcnemar"]["p_value"] == pytest.approx(scipy.stats.binomtest(a_only, a_only + b_only).pvalue)
+    assert result["mcnemar"]["test"].startswith("exact binomial")
+    assert set(result["per_type"]["object"]["mcnemar"]) >= {"a_only", "b_only", "p_value"}
+
+
+def test_comparing_a_model_with_itself_gives_zero_differences():
+    data = random_rows(4)
+    result = stats.compare(data["original_scores"], data["variant_scores"], data["original_scores"],
+                           data["variant_scores"], *(data[f] for f in FIELDS[2:]), bootstrap=50)
+    assert result["PR"]["difference"] == 0.0 and result["PR"]["interval"] == [0.0, 0.0]
+    assert result["mcnemar"]["p_value"] == 1.0
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input
+
+
+@pytest.fixture
+def good():
+    return random_rows(0, n_images=5)
+
+
+def test_mismatched_lengths_name_every_input(good):
+    good["variant_scores"] = good["variant_scores"][:-1]
+    with pytest.raises(LGIPInputError, match=r"one entry per variant row.*variant_scores=\d+"):
+        stats.lgip_statistics(**good)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_scores_name_the_row(good, bad):
+    good["original_scores"][3] = bad
+    with pytest.raises(LGIPInputError, match=r"original_scores has 1 NaN/inf value\(s\); the first is row 3"):
+        stats.lgip_statistics(**good)
+
+
+def test_unknown_kind_and_kind_type_mismatch(good):
+    kinds = list(good["variant_kinds"])
+    good["variant_kinds"][2] = "antonym"
+    with pytest.raises(LGIPInputError, match="unknown variant kind 'antonym' at row 2"):
+        stats.lgip_statistics(**good)
+    good["variant_kinds"] = kinds
+    row = good["variant_types"].index("object")
+    good["variant_kinds"][row] = "paraphrase"
+    with pytest.raises(LGIPInputError, match=f"row {row} has variant type 'object' with kind 'paraphrase'"):
+        stats.lgip_statistics(**good)
+
+
+def test_empty_inputs_and_empty_flip_set(good):
+    with pytest.raises(LGIPInputError, match="inputs are empty"):
+        stats.lgip_statistics(*([] for _ in FIELDS))
+    keep = [i for i, k in enumerate(good["variant_kinds"]) if k == "paraphrase"]
+    with pytest.raises(LGIPInputError, match="the flip set is empty.*E_sens and PR cannot be computed"):
+        stats.lgip_statistics(**{f: [good[f][i] for i in keep] for f in FIELDS})
+
+
+@pytest.mark.parametrize(("option", "value"), [("bootstrap", -1), ("bootstrap", 2.5), ("confidence", 1.0)])
+def test_bad_options(good, option, value):
+    with pytest.raises(LGIPInputError, match=option):
+        stats.lgip_statistics(**good, **{option: value})
