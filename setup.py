@@ -31,6 +31,7 @@ setup(
         "torchvision>=0.19",
         "open_clip_torch>=3,<4",
         "sentencepiece>=0.2",
+        "protobuf>=4",
         "gradio>=5",
         "inflect>=7",
         "numpy>=1.24",

@@ -1,7 +1,7 @@
 """The ``lgip`` console script: one parser, one module per subcommand.
 
-Each subcommand module defines ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``. Modules are imported only when their subcommand runs, so ``lgip perturb``
+Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int``; its one-line
+help lives in ``COMMANDS``. Modules are imported only when their subcommand runs, so ``lgip perturb``
 never pays for importing torch.
 """
 from __future__ import annotations
@@ -21,7 +21,8 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    """The ``lgip`` parser, with the arguments of the subcommands named in ``argv`` registered."""
     parser = argparse.ArgumentParser(
         prog="lgip",
         description="Language-Guided Invariance Probing of vision-language models.",
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module_name, help_line) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_line, description=help_line)
         sub.set_defaults(_module=module_name)
-        if name in _requested(sys.argv[1:]):
+        if name in _requested(argv):
             importlib.import_module(module_name).add_arguments(sub)
     return parser
 
@@ -42,10 +43,8 @@ def _requested(argv: list[str]) -> set[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is not None:
-        sys.argv[1:] = argv
-    parser = build_parser()
-    args = parser.parse_args()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     module = importlib.import_module(args._module)
     try:
         return int(module.run(args) or 0)

@@ -14,7 +14,11 @@ BUILD_INFO = "lgip_build.json"
 
 
 def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dataset:
-    """Return the ``test`` split of ``config`` from a built folder or a Hub id (``org/lgip``)."""
+    """Return the ``test`` split of ``config`` from a built folder or a Hub id (``org/lgip``).
+
+    A local folder's shards are loaded as parquet files: ``datasets`` keys its cache of a folder
+    by the folder's name alone, so a folder rebuilt in place would otherwise return stale rows.
+    """
     if config not in schema.CONFIGS:
         raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(schema.CONFIGS)}")
     path = Path(dataset)
@@ -25,7 +29,10 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
                 f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
                 "build it with `lgip build` or point --dataset at a folder made by it"
             )
-        return datasets.load_dataset(str(path), config, split=schema.SPLIT)
+        return datasets.load_dataset(
+            "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
+            features=schema.FEATURES[config],
+        )
     if "/" not in str(dataset):
         raise DataError(f"dataset {str(dataset)!r} is neither an existing folder nor a Hub id like 'org/lgip'")
     try:

@@ -7,6 +7,8 @@ A built LGIP folder (and the Hub dataset) has three configs, each with one split
               reference images by ``image_id``.
 ``pairs``     the flat analysis view: one row per (caption, variant). This is what the scoring
               engine reads and what ``score`` files are keyed by (``variant_id``).
+``groups``    (optional) EqBen/Winoground-style 2x2 groups: two images whose human captions differ
+              by exactly one flipped word, e.g. image A "a red bus ..." and image B "a blue bus ...".
 
 ``kind`` says which statistic a variant feeds: ``paraphrase`` (E_inv) or ``flip`` (E_sens, PR).
 ``family`` names the generator that made it (``template``, ``marker``, ``object``, ``color``,
@@ -17,8 +19,9 @@ from __future__ import annotations
 import datasets
 
 SPLIT = "test"
-IMAGES, CAPTIONS, PAIRS = "images", "captions", "pairs"
+IMAGES, CAPTIONS, PAIRS, GROUPS = "images", "captions", "pairs", "groups"
 CONFIGS = (IMAGES, CAPTIONS, PAIRS)
+OPTIONAL_CONFIGS = (GROUPS,)  # written when the build mines 2x2 groups
 DEFAULT_CONFIG = PAIRS
 
 PARAPHRASE, FLIP = "paraphrase", "flip"
@@ -71,7 +74,23 @@ PAIR_FEATURES = datasets.Features(
     }
 )
 
-FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES}
+GROUP_FEATURES = datasets.Features(
+    {
+        "group_id": datasets.Value("string"),
+        "type": datasets.Value("string"),
+        "image_a": datasets.Value("int64"),
+        "image_b": datasets.Value("int64"),
+        "caption_a_id": datasets.Value("string"),
+        "caption_b_id": datasets.Value("string"),
+        "caption_a": datasets.Value("string"),
+        "caption_b": datasets.Value("string"),
+        "word_a": datasets.Value("string"),
+        "word_b": datasets.Value("string"),
+        "span_start": datasets.Value("int32"),
+    }
+)
+
+FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES}
 
 # Columns of a score file (``scores.parquet``) written by the scoring engine: one row per
 # ``pairs`` row, in the same order.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ COCO_DIR = REPO.parent / "shared" / "coco"
 
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE"):
     os.environ.setdefault(_var, "1")
+# Tests never write embeddings into the user's cache (~/.cache/lgip); one folder per test session.
+os.environ["LGIP_CACHE_DIR"] = tempfile.mkdtemp(prefix="lgip-test-cache-")
 
 
 @pytest.fixture(scope="session")

@@ -195,3 +195,15 @@ def test_val2017_build_loads_every_config(coco_dir, tmp_path):
     image = datasets.load_dataset(str(out), "images", split="test")[0]["image"]
     assert isinstance(image, Image.Image) and image.size[0] > 0
     shutil.rmtree(out)
+
+
+def test_load_config_sees_a_shard_rewritten_in_place(tmp_path):
+    """``datasets`` caches a local folder by its name: loading it as a folder returns stale rows
+    after a shard is rewritten in place. ``load_config`` must return the new rows."""
+    captions, images = _tiny_coco(tmp_path, n_images=2)
+    out = build(BuildConfig(captions=captions, images=images, out=tmp_path / "lgip"), progress=False).out
+    assert set(load_config(out, "pairs")["image_id"]) == {1, 2}
+    shard = next((out / "pairs").glob("*.parquet"))
+    table = datasets.Dataset.from_parquet(str(shard), features=schema.FEATURES["pairs"], keep_in_memory=True)
+    table.map(lambda row: {"image_id": 7}, keep_in_memory=True).to_parquet(str(shard))
+    assert set(load_config(out, "pairs")["image_id"]) == {7}

@@ -108,6 +108,15 @@ def test_frontier_png_and_svg(two, tmp_path):
     assert "paper (quoted)" not in without
 
 
+def test_frontier_of_the_paper_rows_alone(tmp_path):
+    png, svg = plots.frontier([], tmp_path, paper=True)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = svg.read_text(encoding="utf-8")
+    assert "paper (quoted)" in text and "Pareto front (measured)" not in text
+    with pytest.raises(ValueError, match="at least one results file"):
+        plots.frontier([], tmp_path, paper=False)
+
+
 def test_pareto_front_lower_inv_higher_sens():
     points = [(0.01, 0.02), (0.02, 0.05), (0.015, 0.01), (0.03, 0.05), (0.005, 0.0)]
     assert plots.pareto_front(points) == [4, 0, 1]  # (0.015, 0.01) and (0.03, 0.05) are dominated

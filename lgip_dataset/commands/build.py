@@ -6,8 +6,6 @@ import json
 import time
 from pathlib import Path
 
-HELP = "Build a Hub-layout LGIP dataset folder (parquet + card) from COCO captions and images."
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--captions", type=Path, required=True, help="COCO captions JSON (2014/2017) or Karpathy list JSON")

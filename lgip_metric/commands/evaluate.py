@@ -12,8 +12,6 @@ import argparse
 import os
 from pathlib import Path
 
-HELP = "Score a model and compute the LGIP statistics."
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from lgip_metric.commands import score

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "Tables, frontier plot and qualitative page from results."
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", metavar="RESULTS",

@@ -68,7 +68,12 @@ def _draw_front(ax, points, **style) -> None:
 
 
 def frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
-    """Draw models at (E_inv, E_sens) with bootstrap error bars and the Pareto front; write PNG and SVG."""
+    """Draw models at (E_inv, E_sens) with bootstrap error bars and the Pareto front; write PNG and SVG.
+
+    With no measured ``results``, only the paper's quoted points are drawn (``paper`` must be True).
+    """
+    if not results and not paper:
+        raise ValueError("frontier needs at least one results file or the paper's reference rows")
     with plt.rc_context({"svg.fonttype": "none"}):  # SVG keeps labels as searchable, editable text
         return _frontier(results, out_dir, paper)
 
@@ -86,7 +91,9 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
             fmt="X" if r.random_weights else "o", color="tab:red" if r.random_weights else "tab:blue",
             markersize=8, capsize=3, elinewidth=1, zorder=3,
         )
-    _draw_front(ax, points, color="tab:blue", linewidth=1.5, label="Pareto front (measured)", zorder=2)
+    if points:
+        _draw_front(ax, points, color="tab:blue", linewidth=1.5, label="Pareto front (measured)", zorder=2)
+        ax.plot([], [], "o", color="tab:blue", label="measured (95% bootstrap CI over images)")
     if paper:
         quoted = reference.table1()
         paper_points = [(row["E_inv"], row["E_sens"]) for row in quoted]
@@ -95,14 +102,13 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
         labels += [(row["model"], x, y, {"fontsize": 6.5, "color": "0.4"}) for row, (x, y) in zip(quoted, paper_points)]
         _draw_front(ax, paper_points, color="0.55", linestyle="--", linewidth=1,
                     label=f"Pareto front, {reference.LABEL}")
-    ax.plot([], [], "o", color="tab:blue", label="measured (95% bootstrap CI over images)")
     if any(r.random_weights for r in results):
         ax.plot([], [], "X", color="tab:red", label=f"{RANDOM_MARK}: meaningless numbers")
     ax.axhline(0.0, color="0.8", linewidth=0.8, zorder=1)
     ax.set_xlabel("invariance error $E_{inv}$ (lower is better)")
     ax.set_ylabel("semantic sensitivity $E_{sens}$ (higher is better)")
-    averaging = results[0].data["averaging"]
-    ax.set_title(f"LGIP invariance–sensitivity frontier ({averaging} averaging; better = up and left)", fontsize=10)
+    averaging = f"{results[0].data['averaging']} averaging" if results else reference.LABEL
+    ax.set_title(f"LGIP invariance–sensitivity frontier ({averaging}; better = up and left)", fontsize=10)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()

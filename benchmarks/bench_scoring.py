@@ -1,0 +1,159 @@
+"""Benchmark the scoring engine against a naive per-triple reference and the forward-pass floor.
+
+    python benchmarks/bench_scoring.py [--model random:clip-vit-b16] [--dataset DIR] [--rows N]
+                                       [--naive-rows 24] [--batch-size 32] [--device cpu] [--drift bf16 fp16]
+
+On one model and workload, in one process, it times
+  (a) the engine (``score_dataset``: unique images/texts, batched, workers; encode + score time),
+  (b) a naive reference that decodes/preprocesses the image and tokenises and encodes the image
+      and both captions for every (image, caption, variant) row, one row at a time
+      (on ``--naive-rows`` rows; its rate does not depend on how many), and
+  (c) the floor: pure forward time of the engine's unique encodes at the same batch size, inputs
+      already decoded and tokenised in memory,
+and prints pairs/s of each with the ratios engine/naive and engine/floor. ``--drift`` re-runs the
+engine under autocast and prints the change of E_inv, E_sens and PR against fp32.
+
+Default workload: the embedded sample with a real-size open_clip ViT-B/16 with random weights.
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lgip_dataset import SAMPLE_DIR, hub_io, schema
+from lgip_metric.engine import score_dataset
+from lgip_metric.image_data import ImageFailure, decode_image
+from lgip_metric.models import load_model
+from lgip_metric.texts import length_batches
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="random:clip-vit-b16", help="any lgip model name (default: %(default)s)")
+    parser.add_argument("--pretrained", default=None)
+    parser.add_argument("--dataset", default=str(SAMPLE_DIR), help="LGIP folder or Hub id (default: embedded sample)")
+    parser.add_argument("--rows", type=int, default=None, help="score only the first N rows (default: all)")
+    parser.add_argument("--naive-rows", type=int, default=24, help="rows timed for the naive reference")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--num-workers", type=int, default=None)
+    parser.add_argument("--drift", nargs="*", default=[], choices=["fp16", "bf16"], help="autocast precisions to compare")
+    return parser.parse_args()
+
+
+def engine(args, out: Path, precision: str = "fp32"):
+    """Run the engine without a cache; return the run and its encode+score seconds."""
+    run = score_dataset(args.model, args.dataset, out, pretrained=args.pretrained, batch_size=args.batch_size,
+                        precision=precision, device=args.device, cache_dir="none", num_workers=args.num_workers,
+                        progress=False, limit=args.rows)
+    timing = run.provenance["timing"]
+    return run, timing["images_s"] + timing["texts_s"] + timing["score_s"]
+
+
+def inputs(args):
+    """Rows and the undecoded image cells by id, as every method reads them."""
+    rows = hub_io.load_config(args.dataset, schema.PAIRS)
+    rows = rows.select(range(min(args.rows or rows.num_rows, rows.num_rows)))
+    images = hub_io.load_config(args.dataset, schema.IMAGES)
+    import datasets
+
+    images = images.cast_column("image", datasets.Image(decode=False))
+    return rows, {row["image_id"]: row["image"] for row in images}
+
+
+def naive(encoder, rows, cells, n_rows: int) -> float:
+    """Seconds per row: decode + preprocess + encode the image, tokenise + encode both texts, one row at a time."""
+    sample = [row for row in rows.select(range(min(n_rows + 1, rows.num_rows)))]
+    _naive_row(encoder, sample[0], cells)  # warm-up, untimed
+    start = time.perf_counter()
+    done = sum(_naive_row(encoder, row, cells) for row in sample[1:])
+    return (time.perf_counter() - start) / max(done, 1)
+
+
+def _naive_row(encoder, row, cells) -> int:
+    try:
+        pixels = encoder.image_transform(decode_image(cells[row["image_id"]]))
+    except ImageFailure:
+        return 0
+    image = encoder.encode_images({k: v[None] for k, v in pixels.items()})
+    for text in (row["caption"], row["variant"]):
+        text_emb = encoder.encode_texts(encoder.text_batch(encoder.tokenize([encoder.normalize_text(text)])))
+        float((image * text_emb).sum())
+    return 1
+
+
+def floor(encoder, rows, cells, batch_size: int) -> float:
+    """Seconds of forward passes alone over the unique images and texts, batched like the engine."""
+    pixels = []
+    for image_id in sorted(set(rows["image_id"])):
+        try:
+            pixels.append(encoder.image_transform(decode_image(cells[image_id])))
+        except (ImageFailure, KeyError):
+            continue
+    texts = sorted({encoder.normalize_text(t) for column in ("caption", "variant") for t in rows[column]})
+    ids = encoder.tokenize(texts)
+    text_batches = [encoder.text_batch([ids[i] for i in b]) for b in length_batches(ids, batch_size, encoder.dynamic_padding)]
+    image_batches = [
+        {k: torch.stack([p[k] for p in pixels[s : s + batch_size]]) for k in pixels[0]}
+        for s in range(0, len(pixels), batch_size)
+    ]
+    encoder.encode_images(image_batches[0])  # warm-up, untimed
+    encoder.encode_texts(text_batches[0])
+    start = time.perf_counter()
+    for batch in image_batches:
+        encoder.encode_images(batch)
+    for batch in text_batches:
+        encoder.encode_texts(batch)
+    return time.perf_counter() - start
+
+
+def metrics(run) -> dict:
+    from lgip_metric.stats import lgip_statistics
+
+    s = run.scores()
+    result = lgip_statistics(s["s_original"], s["s_variant"], s["kind"], s["type"], s["caption_id"], s["image_id"],
+                             bootstrap=0)
+    return {m: result[m] for m in ("E_inv", "E_sens", "PR")}
+
+
+def main() -> None:
+    args = parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        wall = time.perf_counter()
+        run, engine_s = engine(args, Path(tmp) / "fp32")
+        wall = time.perf_counter() - wall
+        p = run.provenance
+        counts = p["counts"]
+        encoder = load_model(args.model, pretrained=args.pretrained, device=args.device)
+        rows, cells = inputs(args)
+        naive_s = naive(encoder, rows, cells, args.naive_rows)
+        floor_s = floor(encoder, rows, cells, args.batch_size)
+        n = counts["scored_rows"]
+        rates = {"engine": n / engine_s, "naive": 1 / naive_s, "floor": n / floor_s}
+        weights = "RANDOM weights" if p["random_weights"] else f"weights {p['pretrained']}"
+        print(f"model     {p['model']} = {p['model_id']} ({weights}), {p['device']}, {p['precision']}, "
+              f"batch {args.batch_size}, {torch.get_num_threads()} torch threads")
+        print(f"workload  {args.dataset}: {counts['rows']:,} rows ({n:,} scored), {counts['unique_images']} unique images, "
+              f"{counts['unique_texts']:,} unique texts")
+        print(f"engine    {rates['engine']:10.1f} pairs/s   encode+score {engine_s:.2f} s (end to end incl. loading {wall:.2f} s)")
+        print(f"naive     {rates['naive']:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
+        print(f"floor     {rates['floor']:10.1f} pairs/s   forward only {floor_s:.2f} s")
+        print(f"ratios    engine/naive = {rates['engine'] / rates['naive']:.1f}x   engine/floor = {rates['engine'] / rates['floor']:.2f}")
+        if args.drift:
+            base = metrics(run)
+            print("metrics   fp32 " + "  ".join(f"{k}={v:.5f}" for k, v in base.items()))
+            for precision in args.drift:
+                other, seconds = engine(args, Path(tmp) / precision, precision)
+                drift = metrics(other)
+                delta = np.abs(other.scores()["s_variant"].to_numpy() - run.scores()["s_variant"].to_numpy()).max()
+                print(f"drift     {precision} ({seconds:.2f} s) " + "  ".join(
+                    f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"  max|Δs|={delta:.2e}")
+
+
+if __name__ == "__main__":
+    main()

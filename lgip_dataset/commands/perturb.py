@@ -1,0 +1,43 @@
+"""``lgip perturb CAPTION``: print the paraphrases and semantic flips of one caption."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from lgip_dataset.perturb import LEXICON_VERSION, MAX_CAPTION_CHARS, Perturber
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("caption", metavar="CAPTION",
+                        help=f"the caption to perturb, quoted (at most {MAX_CAPTION_CHARS} characters)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the replacement and selection choices (default 0)")
+    parser.add_argument("--k-same", type=_count, default=6, help="maximum number of paraphrases (default 6)")
+    parser.add_argument("--k-diff", type=_count, default=6, help="maximum number of flips (default 6)")
+    parser.add_argument("--json", action="store_true",
+                        help='print one JSON object {"caption", "paraphrases", "flips": [{"text", "type", '
+                             '"original", "replacement", "span"}]}')
+
+
+def run(args: argparse.Namespace) -> int:
+    Perturber.validate_caption(args.caption, what="CAPTION")
+    result = Perturber(k_same=args.k_same, k_diff=args.k_diff).perturb(args.caption, seed=args.seed)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return 0
+    print(f"caption: {result.caption}")
+    print(f"paraphrases ({len(result.paraphrases)}):")
+    for v in result.paraphrases:
+        print(f"  [{v.family}] {v.text}")
+    print(f"flips ({len(result.flips)}):")
+    width = max((len(v.type) for v in result.flips), default=0)
+    for v in result.flips:
+        print(f"  [{v.type}]{' ' * (width - len(v.type))} {v.original} -> {v.replacement}: {v.text}")
+    print(f"(seed {args.seed}, lexicon {LEXICON_VERSION})")
+    return 0

@@ -1,0 +1,160 @@
+"""Loading the versioned lexicon files in ``lgip_dataset/lexicons`` into lookup maps (once)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+LEXICON_VERSION = "1.0.0"
+FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")
+
+
+@dataclass(frozen=True)
+class NounForm:
+    """One written form of an object noun: its group and grammatical number."""
+    group: str
+    number: str  # "singular", "plural" or "both" (sheep, scissors)
+    singular: str
+    plural: str
+
+
+@dataclass(frozen=True)
+class ObjectGroup:
+    id: str
+    supercategory: str
+    coco_category: str | None
+    singular: str
+    plural: str
+    uncountable: bool
+    head_only: bool
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A paraphrase pattern such as "a photo of {c}"."""
+    family: str
+    kinds: frozenset[str]
+    frame_nouns: frozenset[str]  # its words that name a picture ("photo", "scene")
+    before: str  # the pattern's text before and after {c}
+    after: str
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    version: str
+    patterns: dict[str, tuple[Pattern, ...]]  # by caption kind
+    min_caption_chars: int
+    framed_prefixes: tuple[str, ...]  # each ends with a space
+    frame_nouns: frozenset[str]
+    kind_cues: dict[str, frozenset[str]]
+    function_words: frozenset[str]
+    common_words: frozenset[str]
+    # objects
+    groups: dict[str, ObjectGroup]
+    noun_forms: dict[tuple[str, ...], NounForm | None]  # None: a blocked compound
+    unit_starts: frozenset[str]  # first words of multiword forms
+    max_unit_words: int
+    modifier_heads: frozenset[str]
+    object_targets: dict[str, tuple[ObjectGroup, ...]]  # group -> groups it may flip to
+    # colors
+    color_group: dict[str, str]
+    color_targets: dict[str, tuple[str, ...]]
+    color_contexts: frozenset[str]
+    not_color_before: frozenset[str]
+    # numbers
+    numbers: dict[str, int]
+    number_rules: dict
+
+
+def _read(name: str) -> dict:
+    data = json.loads(resources.files("lgip_dataset.lexicons").joinpath(f"{name}.json").read_text("utf-8"))
+    if data.get("version") != LEXICON_VERSION:
+        raise RuntimeError(f"lexicon {name}.json has version {data.get('version')!r}, expected {LEXICON_VERSION}")
+    return data
+
+
+def _ancestors(gid: str, parents: dict[str, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(parents.get(gid, ()))
+    while stack:
+        g = stack.pop()
+        if g not in seen:
+            seen.add(g)
+            stack.extend(parents.get(g, ()))
+    return seen
+
+
+def _add_form(forms: dict, text: str, form: NounForm | None) -> None:
+    key = tuple(text.split())
+    if key in forms and (forms[key] is None or form is None or forms[key].group != form.group):
+        raise RuntimeError(f"objects.json: {text!r} is listed in two groups")
+    forms.setdefault(key, form)
+
+
+def _objects(data: dict) -> dict:
+    groups: dict[str, ObjectGroup] = {}
+    forms: dict[tuple[str, ...], NounForm | None] = {}
+    parents = {g["id"]: g.get("is_a", []) for g in data["groups"]}
+    for g in data["groups"]:
+        sing, plur = g["forms"][0]
+        groups[g["id"]] = ObjectGroup(g["id"], g["supercategory"], g.get("coco_category"), sing, plur,
+                                      g.get("uncountable", False), g.get("head_only", False))
+        for s, p in g["forms"]:  # a word in two pairs of a group keeps its first pair ("person", "people")
+            _add_form(forms, s, NounForm(g["id"], "both" if s == p else "singular", s, p))
+            _add_form(forms, p, NounForm(g["id"], "both" if s == p else "plural", s, p))
+    for unit in data["blocked_units"]:
+        _add_form(forms, unit, None)
+    ancestors = {gid: _ancestors(gid, parents) for gid in groups}
+    targets = {}
+    for gid in groups:  # never to itself, an ancestor or a descendant; never to an uncountable noun
+        related = {gid} | ancestors[gid] | {o for o in groups if gid in ancestors[o]}
+        targets[gid] = tuple(g for g in groups.values() if g.id not in related and not g.uncountable)
+    return dict(groups=groups, noun_forms=forms, max_unit_words=max(len(k) for k in forms),
+                unit_starts=frozenset(k[0] for k in forms if len(k) > 1),
+                modifier_heads=frozenset(data["modifier_heads"]), object_targets=targets)
+
+
+def _colors(data: dict) -> dict:
+    color_group = {w: g["id"] for g in data["groups"] for w in g["words"]}
+    canonical = [(g["id"], g["words"][0]) for g in data["groups"] if g.get("replacement")]
+    near = {g["id"]: set(g.get("near", ())) for g in data["groups"]}
+    targets = {gid: tuple(word for tid, word in canonical if tid != gid and tid not in near[gid]
+                          and gid not in near[tid])
+               for gid in near}
+    return dict(color_group=color_group, color_targets=targets,
+                color_contexts=frozenset(data["color_contexts"]),
+                not_color_before=frozenset(data["not_color_before"]))
+
+
+def _templates(data: dict) -> dict:
+    frame = frozenset(data["frame_nouns"])
+    patterns = tuple(
+        Pattern(family, frozenset(e["kinds"]),
+                frame & frozenset(e["pattern"].replace("{c}", " ").replace(",", " ").split()),
+                *e["pattern"].split("{c}"))
+        for family, entries in data["families"].items() for e in entries)
+    cues = data["kind_cues"]
+    kinds = sorted({k for p in patterns for k in p.kinds})
+    return dict(patterns={k: tuple(p for p in patterns if k in p.kinds) for k in kinds},
+                min_caption_chars=data["min_caption_chars"], frame_nouns=frame,
+                framed_prefixes=tuple(p + " " for p in cues["framed_prefixes"]),
+                kind_cues={k: frozenset(v) for k, v in cues.items() if k != "framed_prefixes"})
+
+
+@lru_cache(maxsize=1)
+def load_lexicon() -> Lexicon:
+    """The packaged lexicons as lookup maps (built once per process)."""
+    raw = {name: _read(name) for name in FILES}
+    numbers = raw["numbers"]
+    return Lexicon(
+        version=LEXICON_VERSION,
+        **_templates(raw["templates"]),
+        function_words=frozenset(raw["function_words"]["words"]),
+        common_words=frozenset(raw["common_words"]["words"]),
+        numbers=dict(numbers["words"]),
+        number_rules={k: frozenset(numbers[k]) for k in ("not_after", "not_before", "pronoun_not_after")}
+        | {"pronoun": numbers["pronoun"]},
+        **_objects(raw["objects"]),
+        **_colors(raw["colors"]),
+    )

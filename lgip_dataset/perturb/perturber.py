@@ -1,0 +1,66 @@
+"""The public engine: paraphrases and semantic flips of one caption, seeded and deterministic."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lgip_dataset.errors import DataError
+from lgip_dataset.perturb import families as _families  # noqa: F401  (registers the families)
+from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.lexicon import load_lexicon
+from lgip_dataset.perturb.registry import FAMILIES
+from lgip_dataset.perturb.seeding import KeyedRandom, caption_key, family_key
+from lgip_dataset.perturb.select import round_robin
+from lgip_dataset.perturb.variant import PerturbResult
+
+MAX_CAPTION_CHARS = 1000
+
+
+class Perturber:
+    """Generates up to ``k_same`` paraphrases and ``k_diff`` flips per caption.
+
+    The output depends only on (caption, seed, k_same, k_diff, lexicon version): each family draws
+    from its own random stream keyed by sha256(seed, caption) XOR sha256(family name), and families
+    take turns in the order of those keys, so every family with a candidate is represented.
+    """
+
+    families: tuple[str, ...] = tuple(FAMILIES)
+
+    def __init__(self, k_same: int = 6, k_diff: int = 6, families: Iterable[str] | None = None):
+        for name, k in (("k_same", k_same), ("k_diff", k_diff)):
+            if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+                raise DataError(f"{name} must be a whole number >= 0, got {k!r}")
+        names = tuple(FAMILIES) if families is None else tuple(families)
+        unknown = [n for n in names if n not in FAMILIES]
+        if unknown:
+            raise DataError(f"unknown perturbation families {unknown}; known: {', '.join(FAMILIES)}")
+        self.k_same, self.k_diff = k_same, k_diff
+        self.families = names
+        self.lexicon = load_lexicon()
+
+    @staticmethod
+    def validate_caption(caption: object, what: str = "caption") -> str:
+        """The caption without surrounding whitespace; DataError (naming ``what``) when it is not a
+        string, empty, or longer than MAX_CAPTION_CHARS."""
+        if not isinstance(caption, str):
+            raise DataError(f"{what} must be text, got {type(caption).__name__}")
+        text = caption.strip()
+        if not text:
+            raise DataError(f"{what} is empty: give a caption with at least one word")
+        if len(text) > MAX_CAPTION_CHARS:
+            raise DataError(f"{what} is {len(text)} characters long; shorten it to at most "
+                            f"{MAX_CAPTION_CHARS} characters")
+        return text
+
+    def perturb(self, caption: str, seed: int = 0) -> PerturbResult:
+        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it)."""
+        self.validate_caption(caption)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise DataError(f"seed must be a whole number, got {seed!r}")
+        ctx = CaptionContext(caption, self.lexicon)
+        base = caption_key(seed, caption)
+        chosen = {}
+        for kind, k in (("paraphrase", self.k_same), ("flip", self.k_diff)):
+            keyed = sorted((family_key(base, n), FAMILIES[n]) for n in self.families if FAMILIES[n].kind == kind)
+            sites = [f.generate(ctx, KeyedRandom(key)) for key, f in keyed] if k else []
+            chosen[kind] = round_robin(sites, k, caption)
+        return PerturbResult(caption, chosen["paraphrase"], chosen["flip"])

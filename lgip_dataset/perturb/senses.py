@@ -1,0 +1,95 @@
+"""Which occurrences of lexicon words are used in the sense a flip needs (the disambiguation rules)."""
+from __future__ import annotations
+
+import re
+
+from lgip_dataset.perturb.context import CaptionContext, Unit
+
+SINGULAR_CUES_BEFORE = frozenset({"one", "this", "that", "each", "every", "another"})
+SINGULAR_CUES_AFTER = frozenset({"is", "was", "has", "isn't", "wasn't", "doesn't"})
+COLOR_LINK = re.compile(r"\s*(?:,\s*(?:and|or)?|and|or)\s*")  # "red and white", "red, white"
+
+
+def is_object_noun(ctx: CaptionContext, unit: Unit) -> bool:
+    """A lexicon noun used as the head of its phrase (or as a possessor: "dog's bowl").
+
+    Not flipped: blocked compounds ("toilet bowl"); a singular noun that modifies the next word
+    ("train station", "baby elephant", "pizza box"); a ``head_only`` noun followed by a content word
+    other than a participle ("remote area", but "remote lying on a couch"); "orange" used as a color.
+    """
+    if unit.form is None:
+        return False
+    last = unit.end - 1
+    if unit.span[1] < ctx.tokens[last].end:  # possessive
+        return True
+    nxt = ctx.next_word(last)
+    group = ctx.lex.groups[unit.form.group]
+    if nxt is not None and unit.form.number != "plural":
+        if nxt.low in ctx.lex.modifier_heads or (unit.end in ctx.units and ctx.units[unit.end].form is not None):
+            return False
+    if group.head_only and ctx.is_content(nxt) and not nxt.low.endswith("ing"):
+        return False
+    first = ctx.tokens[unit.start]
+    return not (unit.start == last and first.low in ctx.lex.color_group and is_color_use(ctx, unit.start))
+
+
+def noun_number(ctx: CaptionContext, unit: Unit) -> str:
+    """"singular" or "plural". A noun right after "a"/"an" is singular even if written plural ("a
+    women"); words like "sheep" are decided from their neighbours, plural by default."""
+    prev, nxt = ctx.prev_word(unit.start), ctx.next_word(unit.end - 1)
+    if prev is not None and prev.low in ("a", "an"):
+        return "singular"
+    if unit.form.number != "both":
+        return unit.form.number
+    if (prev is not None and prev.low in SINGULAR_CUES_BEFORE) or (nxt is not None and nxt.low in SINGULAR_CUES_AFTER):
+        return "singular"
+    return "plural"
+
+
+def is_color_use(ctx: CaptionContext, i: int) -> bool:
+    """A color word used as a color: attributive ("red bus"), coordinated with a color ("red and
+    white"), or after a color context ("is red", "dressed in red"). "an orange on a plate",
+    "an orange sitting on a table", "orange juice", "the green" (golf) are not colors."""
+    lex = ctx.lex
+    nxt, prev = ctx.next_word(i), ctx.prev_word(i)
+    if prev is not None and prev.low in lex.color_contexts:
+        return True
+    if nxt is not None and (nxt.low in lex.not_color_before
+                            or (nxt.low.endswith("ing") and (ctx.tokens[i].low,) in lex.noun_forms)):
+        return False  # a noun homograph before a participle is the noun: "an orange sitting"
+    if ctx.is_content(nxt):
+        return True
+    for j in (i - 2, i - 1, i + 1, i + 2):
+        if 0 <= j < len(ctx.tokens) and ctx.tokens[j].low in lex.color_group:
+            lo, hi = sorted((i, j))
+            if COLOR_LINK.fullmatch(ctx.text[ctx.tokens[lo].end:ctx.tokens[hi].start].lower()):
+                return True
+    return False
+
+
+def is_count_use(ctx: CaptionContext, i: int) -> bool:
+    """A number word used as a count: not "the number two", "one way", "no one", "one of",
+    "one another", "the one on the left", "one holding"."""
+    rules = ctx.lex.number_rules
+    tok, prev, nxt = ctx.tokens[i], ctx.prev_word(i), ctx.next_word(i)
+    if (prev is not None and prev.low in rules["not_after"]) or (nxt is not None and nxt.low in rules["not_before"]):
+        return False
+    if tok.low != rules["pronoun"]:
+        return True
+    if prev is not None and prev.low in rules["pronoun_not_after"]:
+        return False
+    return ctx.is_content(nxt) and not nxt.low.endswith("ing")
+
+
+def counted_noun(ctx: CaptionContext, i: int, max_gap: int = 3) -> Unit | None:
+    """The lexicon noun counted by the number word at ``i``: the first noun after it, across at most
+    ``max_gap`` content words ("two young men"), with no function word or punctuation between."""
+    j = i + 1
+    while j <= i + 1 + max_gap and ctx.joined(j - 1, j):
+        unit = ctx.units.get(j)
+        if unit is not None:
+            return unit if unit.form is not None else None
+        if not ctx.is_content(ctx.tokens[j]):
+            return None
+        j += 1
+    return None

@@ -1,0 +1,84 @@
+"""``lgip score``: score every (image, text) row of an LGIP dataset with one model.
+
+Runs under ``torchrun`` too (``torchrun --nproc_per_node=N -m lgip_metric.commands.score ...``):
+each rank encodes a shard of the unique images and texts; rank 0 writes the files.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from lgip_dataset import schema
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lgip_metric.models import PRECISIONS, REGISTRY
+
+    parser.add_argument(
+        "--model", required=True,
+        help=f"registry name ({', '.join(REGISTRY)}), any open_clip name (NAME/TAG, hf-hub:..., local-dir:...), "
+        "or a transformers CLIP/SigLIP/SigLIP 2 id or folder; prefix random: for random weights",
+    )
+    parser.add_argument("--pretrained", help="open_clip pretrained tag or checkpoint file; 'none' = random weights")
+    parser.add_argument("--dataset", default=None, help="LGIP dataset folder or Hub id (default: the embedded sample)")
+    parser.add_argument("--config", default=schema.PAIRS, help="dataset config to score (default: %(default)s)")
+    parser.add_argument("--out", required=True, help="output folder for scores.parquet and provenance.json")
+    parser.add_argument("--batch-size", type=int, default=64, help="images/texts per forward pass (default: %(default)s)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="fp32 (default) or autocast fp16/bf16 (drift measured in benchmarks/bench_scoring.py)")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: CUDA when available)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="embedding cache folder (default: $LGIP_CACHE_DIR or ~/.cache/lgip/embeddings); 'none' disables it")
+    parser.add_argument("--num-workers", type=int, default=None, help="image decoding workers (default: CPUs - 1, at most 8)")
+    parser.add_argument("--limit", type=int, default=None, help="score only the first N rows")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_metric.engine import score_dataset
+
+    result = score_dataset(
+        args.model,
+        args.dataset or SAMPLE_DIR,
+        args.out,
+        pretrained=args.pretrained,
+        config=args.config,
+        batch_size=args.batch_size,
+        precision=args.precision,
+        device=args.device,
+        cache_dir=args.cache_dir,
+        num_workers=args.num_workers,
+        progress=not args.no_progress,
+        limit=args.limit,
+    )
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun only rank 0 reports
+        return 0
+    print(summary(result.provenance, result.scores_path))
+    return 0
+
+
+def summary(provenance: dict, scores_path) -> str:
+    """Human-readable lines about a finished run (loud about random weights and skipped images)."""
+    counts, timing = provenance["counts"], provenance["timing"]
+    lines = []
+    if provenance["random_weights"]:
+        lines.append(f"!!! {provenance['note']}")
+    lines += [
+        f"model {provenance['model_id']} ({provenance['backend']}, {provenance['precision']}, {provenance['device']}, "
+        f"text normalisation: {provenance['text']['normalisation']})",
+        f"scored {counts['scored_rows']:,} of {counts['rows']:,} rows -> {scores_path}",
+        f"images: {counts['encoded_images']:,} encoded, {counts['cached_images']:,} from cache; "
+        f"texts: {counts['encoded_texts']:,} encoded, {counts['cached_texts']:,} from cache; "
+        f"{timing['total_s']:.1f}s",
+    ]
+    for skip in counts["skipped_images"]:
+        lines.append(f"skipped image {skip['image_id']} ({skip['rows']} rows): {skip['reason']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    from lgip_dataset.cli import main
+
+    sys.exit(main(["score", *sys.argv[1:]]))

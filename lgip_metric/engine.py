@@ -1,0 +1,297 @@
+"""The scoring engine: one similarity per (image, text) row of an LGIP dataset, each input encoded once.
+
+``score_dataset`` collects the unique images and unique normalised texts of the rows, takes what
+it can from the embedding cache, encodes the rest in batches (images decoded in DataLoader
+workers, texts in length-sorted batches), shards that work across ``torchrun`` ranks, and writes
+``scores.parquet`` (``schema.SCORE_COLUMNS``, float64 scores, the ``pairs`` row order) and
+``provenance.json`` atomically. Rows whose image cannot be decoded are left out of the scores and
+listed with their reason in ``provenance["counts"]["skipped_images"]``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator
+
+import datasets
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from tqdm.auto import tqdm
+
+from lgip_dataset import hub_io, schema
+from lgip_dataset.errors import LGIPError
+from lgip_metric import distributed
+from lgip_metric.atomic import atomic_path, atomic_write_text
+from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
+from lgip_metric.image_data import ImageRows, image_loader
+from lgip_metric.models import Encoder, load_model, resolve_model, select_device
+from lgip_metric.score_inputs import image_positions, keys_of_images, read_rows, unique_texts
+from lgip_metric.texts import length_batches, tokenize_all
+
+SCORES_FILE, PROVENANCE_FILE = "scores.parquet", "provenance.json"
+SCORE_CHUNK = 65536
+RANDOM_NOTE = "RANDOM WEIGHTS: this model was not trained; its scores are meaningless (tests and timing only)."
+
+# A plan turns the positions still to encode into batches (identical on every rank); an encoder
+# runs some of those batches, yielding (positions encoded, their embeddings, [(position, reason)]).
+Plan = Callable[[list[int]], list[list[int]]]
+Encode = Callable[[list[list[int]]], Iterator[tuple[list[int], torch.Tensor | None, list[tuple[int, str]]]]]
+
+
+@dataclass(frozen=True)
+class ScoreRun:
+    """Where a run wrote its outputs, and its provenance record."""
+
+    scores_path: Path
+    provenance_path: Path
+    provenance: dict
+
+    def scores(self) -> pd.DataFrame:
+        """The score table as a DataFrame."""
+        return pd.read_parquet(self.scores_path)
+
+
+def score_dataset(
+    model: str,
+    dataset: str | Path,
+    out_dir: str | Path,
+    *,
+    pretrained: str | None = None,
+    config: str = schema.PAIRS,
+    batch_size: int = 64,
+    precision: str = "fp32",
+    device: str | None = None,
+    cache_dir: str | Path | None = None,
+    num_workers: int | None = None,
+    progress: bool = True,
+    limit: int | None = None,
+    cache_chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> ScoreRun:
+    """Score every row of ``config`` of ``dataset`` with ``model``; write scores and provenance to ``out_dir``.
+
+    ``cache_dir`` defaults to :func:`lgip_metric.cache.default_cache_dir`; ``"none"`` disables the
+    cache (and with it resuming). ``limit`` scores only the first rows. Under ``torchrun`` every rank
+    calls this; rank 0 writes the files and every rank returns the same :class:`ScoreRun`.
+    """
+    started = time.perf_counter()
+    if batch_size < 1:
+        raise LGIPError(f"--batch-size must be at least 1, got {batch_size}")
+    spec = resolve_model(model, pretrained)
+    disabled = cache_dir is not None and str(cache_dir).lower() == "none"
+    cache_root = None if disabled else Path(cache_dir or default_cache_dir()).expanduser()
+    if cache_root is not None:
+        check_writable(cache_root)
+    chosen = select_device(device)
+    ctx = distributed.setup(chosen)
+    try:
+        job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started)
+        return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, _workers(num_workers))
+    finally:
+        ctx.close()
+
+
+def _workers(num_workers: int | None) -> int:
+    if num_workers is not None:
+        return max(0, num_workers)
+    return min(8, max(0, (os.cpu_count() or 1) - 1))
+
+
+class _Job:
+    """One scoring run; methods are its steps, ``timing`` collects their durations."""
+
+    def __init__(self, spec, dataset, out_dir, config, batch_size, ctx, show, started):
+        self.spec, self.dataset, self.out_dir, self.config = spec, dataset, out_dir, config
+        self.batch_size, self.ctx, self.show, self.started = batch_size, ctx, show, started
+        self.timing: dict[str, float] = {}
+
+    def _tick(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timing[f"{name}_s"] = round(now - since, 4)
+        return now
+
+    def run(self, precision, device, cache_root, chunk_rows, limit, workers) -> ScoreRun:
+        t = time.perf_counter()
+        rows = read_rows(self.dataset, self.config, limit)
+        image_idx, image_ids = pd.factorize(pd.Series(rows.column("image_id").to_numpy()), sort=True)
+        image_ids = image_ids.to_numpy()
+        images_table, positions = image_positions(self.dataset, image_ids)
+        t = self._tick("load_data", t)
+
+        encoder = load_model(self.spec, device=device, precision=precision)
+        dim = _embed_dim(encoder)
+        cache = None
+        if cache_root is not None:
+            cache = EmbeddingCache(cache_root, encoder.fingerprint(), encoder.provenance(), chunk_rows)
+        t = self._tick("load_model", t)
+
+        image_keys = keys_of_images(images_table, positions, image_ids)
+        work = self._image_work(encoder, images_table, positions, workers)
+        image_emb, image_stats = self._embed("image", image_keys, dim, cache, encoder.device, *work)
+        t = self._tick("images", t)
+        texts, caption_idx, variant_idx = unique_texts(rows, encoder.normalize_text)
+        text_keys = [content_key(x) for x in texts]
+        work = self._text_work(encoder, texts)
+        text_emb, text_stats = self._embed("text", text_keys, dim, cache, encoder.device, *work)
+        t = self._tick("texts", t)
+
+        failed = {i: reason for i, reason in image_stats["failures"]}
+        keep = ~np.isin(image_idx, list(failed))
+        s_original = _cosines(image_emb, text_emb, image_idx[keep], caption_idx[keep])
+        s_variant = _cosines(image_emb, text_emb, image_idx[keep], variant_idx[keep])
+        self._tick("score", t)
+        skipped = [
+            {"image_id": int(image_ids[i]), "reason": reason, "rows": int((image_idx == i).sum())}
+            for i, reason in sorted(failed.items())
+        ]
+        counts = {
+            "rows": rows.num_rows,
+            "scored_rows": int(keep.sum()),
+            "skipped_rows": int((~keep).sum()),
+            "unique_images": len(image_ids),
+            "unique_texts": len(texts),
+            "skipped_images": skipped,
+            "encoded_images": image_stats["encoded"],
+            "encoded_texts": text_stats["encoded"],
+            "cached_images": image_stats["cached"],
+            "cached_texts": text_stats["cached"],
+        }
+        scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
+        provenance = None
+        if self.ctx.is_main:
+            table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(s_original, pa.float64()))
+            table = table.append_column("s_variant", pa.array(s_variant, pa.float64()))
+            digest = _write_table(table, scores_path)
+            self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
+            provenance = self._provenance(encoder, cache, counts, digest)
+            atomic_write_text(provenance_path, json.dumps(provenance, indent=2, sort_keys=False, default=str))
+        provenance = self.ctx.broadcast(provenance)
+        return ScoreRun(scores_path, provenance_path, provenance)
+
+    def _embed(self, kind, keys, dim, cache, device, plan: Plan, encode: Encode):
+        """Embeddings of every key: cached ones read, the rest planned into batches, encoded (each rank
+        its share of the batches) and cached as they finish."""
+        ctx = self.ctx
+        hit_positions, hit_emb = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
+        if cache is not None and ctx.is_main:
+            hit_positions, hit_emb = cache.lookup(kind, keys, dim)
+        hits = set(hit_positions.tolist())
+        missing = ctx.broadcast([i for i in range(len(keys)) if i not in hits])
+        batches = plan(missing)
+        owned = [[p for batch in ctx.shard(batches, rank) for p in batch] for rank in range(ctx.world)]
+        row_of = {p: i for i, p in enumerate(owned[ctx.rank])}
+        local = torch.zeros(len(row_of), dim)
+        failures: list[tuple[int, str]] = []
+        writer = cache.writer(kind, ctx.rank) if cache is not None else nullcontext()
+        with writer, tqdm(total=len(row_of), desc=f"{kind}s", unit=kind, disable=not self.show or None) as bar:
+            for done, emb, failed in encode(ctx.shard(batches)):
+                failures.extend(failed)
+                if done:
+                    local[[row_of[p] for p in done]] = emb
+                    if cache is not None:
+                        writer.add([keys[p] for p in done], emb.numpy())
+                bar.update(len(done) + len(failed))
+        full = torch.zeros(len(keys), dim)
+        full[torch.as_tensor(hit_positions, dtype=torch.long)] = torch.from_numpy(hit_emb)
+        for positions, rows in zip(owned, ctx.gather(local, [len(o) for o in owned], device)):
+            full[torch.tensor(positions, dtype=torch.long)] = rows
+        all_failures = sorted(f for part in ctx.all_gather(failures) for f in part)
+        stats = {"cached": len(hits), "encoded": len(missing) - len(all_failures), "failures": all_failures}
+        return full, stats
+
+    def _image_work(self, encoder: Encoder, table, positions, workers) -> tuple[Plan, Encode]:
+        """Images: batches in dataset order, decoded by ``workers`` DataLoader processes."""
+        rows = ImageRows(table, positions, encoder.image_transform)
+
+        def plan(missing):
+            return [missing[start : start + self.batch_size] for start in range(0, len(missing), self.batch_size)]
+
+        def encode(batches):
+            loader = image_loader(rows, batches, workers, pin_memory=encoder.device.type == "cuda")
+            for done, batch, failed in loader:
+                yield done, encoder.encode_images(batch) if batch is not None else None, failed
+
+        return plan, encode
+
+    def _text_work(self, encoder: Encoder, texts) -> tuple[Plan, Encode]:
+        """Texts: tokenised once, batched by token length (longest first), padded per batch."""
+        tokens: dict[int, list[int]] = {}
+
+        def plan(missing):
+            ids = tokenize_all(encoder.tokenize, [texts[p] for p in missing], self.show)
+            tokens.update(zip(missing, ids))
+            return [[missing[i] for i in batch] for batch in length_batches(ids, self.batch_size, encoder.dynamic_padding)]
+
+        def encode(batches):
+            for batch in batches:
+                yield batch, encoder.encode_texts(encoder.text_batch([tokens[p] for p in batch])), []
+
+        return plan, encode
+
+    def _provenance(self, encoder: Encoder, cache, counts: dict, scores_sha256: str) -> dict:
+        spec, info = self.spec, hub_io.build_info(self.dataset)
+        encoder_record = encoder.provenance()
+        record = {
+            "model": spec.name,
+            "model_id": spec.model_id,
+            "backend": spec.backend,
+            "pretrained": None if spec.random_weights else spec.pretrained,
+            "random_weights": spec.random_weights,
+            "paper_row": spec.paper_row,
+            **({"note": RANDOM_NOTE} if spec.random_weights else {}),
+            "precision": encoder.precision,
+            "device": str(encoder.device),
+            "world_size": self.ctx.world,
+            "text": encoder_record["text"],
+            "image": encoder_record["image"],
+            "weights_sha256": encoder_record["weights_sha256"],
+            **({"model_type": encoder_record["model_type"]} if "model_type" in encoder_record else {}),
+            "libraries": {**encoder_record["libraries"], "datasets": datasets.__version__, "numpy": np.__version__},
+            "dataset": {
+                "source": str(self.dataset),
+                "config": self.config,
+                "fingerprint": hub_io.fingerprint(self.dataset, self.config),
+                "seed": info.get("seed"),
+                "lexicon_version": info.get("lexicon_version"),
+            },
+            "counts": counts,
+            "cache": {
+                "dir": str(cache.folder) if cache else None,
+                "fingerprint": encoder.fingerprint(),
+                "rejected_chunks": cache.rejected_chunks if cache else [],
+            },
+            "timing": self.timing,
+            "scores": {"file": SCORES_FILE, "sha256": scores_sha256},
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        return json.loads(json.dumps(record, default=str))  # exactly what provenance.json holds
+
+
+def _embed_dim(encoder: Encoder) -> int:
+    return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
+
+
+def _cosines(image_emb: torch.Tensor, text_emb: torch.Tensor, image_idx, text_idx) -> np.ndarray:
+    """Row-wise dot products of unit vectors, in float64, in chunks."""
+    out = np.empty(len(image_idx), dtype=np.float64)
+    for start in range(0, len(out), SCORE_CHUNK):
+        a = image_emb[torch.as_tensor(image_idx[start : start + SCORE_CHUNK])].double()
+        b = text_emb[torch.as_tensor(text_idx[start : start + SCORE_CHUNK])].double()
+        out[start : start + SCORE_CHUNK] = (a * b).sum(dim=1).numpy()
+    return out
+
+
+def _write_table(table: pa.Table, path: Path) -> str:
+    """Write the score parquet atomically; return its SHA-256."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table.select(list(schema.SCORE_COLUMNS)), tmp)
+        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
+    return digest

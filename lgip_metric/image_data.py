@@ -1,0 +1,84 @@
+"""Decode and preprocess images of the ``images`` config in DataLoader workers.
+
+A row that cannot be used (no bytes, corrupt JPEG, decompression bomb) comes back as a failure
+with its reason instead of a tensor; the engine counts and reports it and scores the rest.
+"""
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import torch
+from PIL import Image
+
+from lgip_dataset.images import MAX_PIXELS
+
+Batch = dict[str, torch.Tensor]
+
+
+class ImageFailure(Exception):
+    """An image row that cannot be decoded; the message is the recorded reason."""
+
+
+def decode_image(cell: dict) -> Image.Image:
+    """An RGB image from an ``Image()`` cell (``{"bytes", "path"}``), or :class:`ImageFailure`."""
+    data = cell.get("bytes") if cell else None
+    if not data and cell and cell.get("path") and Path(cell["path"]).is_file():
+        data = Path(cell["path"]).read_bytes()
+    if not data:
+        raise ImageFailure("no image bytes")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                if image.width * image.height > MAX_PIXELS:
+                    raise ImageFailure(f"image too large: {image.width}x{image.height} pixels (limit {MAX_PIXELS:,})")
+                return image.convert("RGB")
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
+        raise ImageFailure(f"decompression bomb refused: {err}") from err
+    except (OSError, SyntaxError, ValueError) as err:
+        raise ImageFailure(f"corrupt or unreadable image: {err}") from err
+
+
+class ImageRows(torch.utils.data.Dataset):
+    """Item ``i`` is ``(i, inputs or None, failure reason)`` for row ``positions[i]`` of ``table`` (-1: absent)."""
+
+    def __init__(self, table, positions: list[int], transform: Callable[[Image.Image], Batch]):
+        self.table, self.positions, self.transform = table, positions, transform
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, i: int):
+        position = self.positions[i]
+        try:
+            if position < 0:
+                raise ImageFailure("image_id not in the images config")
+            return i, self.transform(decode_image(self.table[position]["image"])), ""
+        except ImageFailure as err:
+            return i, None, str(err)
+
+
+def collate(items: list) -> tuple[list[int], Batch | None, list[tuple[int, str]]]:
+    """Stack the decoded items; failures travel beside them as ``(index, reason)``."""
+    ok = [(i, inputs) for i, inputs, _ in items if inputs is not None]
+    failures = [(i, reason) for i, inputs, reason in items if inputs is None]
+    if not ok:
+        return [], None, failures
+    batch = {key: torch.stack([inputs[key] for _, inputs in ok]) for key in ok[0][1]}
+    return [i for i, _ in ok], batch, failures
+
+
+def image_loader(rows: ImageRows, batches: list[list[int]], num_workers: int, pin_memory: bool) -> torch.utils.data.DataLoader:
+    """A DataLoader yielding exactly ``batches`` (lists of item indices), decoded in ``num_workers`` processes."""
+    return torch.utils.data.DataLoader(
+        rows,
+        batch_sampler=batches,
+        num_workers=num_workers,
+        collate_fn=collate,
+        pin_memory=pin_memory,
+        persistent_workers=False,
+        prefetch_factor=4 if num_workers else None,
+    )

@@ -1,0 +1,135 @@
+"""The interface every backend implements, and the helpers they share."""
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+from lgip_dataset.errors import LGIPError
+
+Batch = dict[str, torch.Tensor]
+
+
+class ModelError(LGIPError):
+    """A model cannot be resolved or loaded as asked (unknown name, unsafe repo, wrong settings)."""
+
+
+class Encoder(ABC):
+    """A loaded model: turns images and texts into L2-normalised float32 embeddings.
+
+    ``image_transform`` is a picklable callable (PIL image -> dict of tensors, no batch dim) that
+    DataLoader workers run; texts go ``normalize_text`` -> ``tokenize`` -> ``text_batch`` ->
+    ``encode_texts``. ``dynamic_padding`` says whether a batch may be padded to its longest text
+    only (exact for causal, EOT-pooled text towers) instead of the fixed length the model needs.
+    """
+
+    backend: str
+    model_id: str
+    dynamic_padding: bool
+    image_transform: Callable[[Image.Image], Batch]
+
+    def __init__(self, model: torch.nn.Module, device: torch.device, precision: str, random_weights: bool):
+        self._weights_sha256 = weights_digest(model)
+        self.model = model.eval().to(device)
+        if device.type == "cuda":
+            self.model.to(memory_format=torch.channels_last)
+        self.device = device
+        self.precision = precision
+        self.random_weights = random_weights
+
+    @abstractmethod
+    def normalize_text(self, text: str) -> str:
+        """The text exactly as the model must see it (e.g. lower-cased for SigLIP 2)."""
+
+    @abstractmethod
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        """Token ids per text: truncated, with special tokens, unpadded when dynamic padding is exact."""
+
+    @abstractmethod
+    def text_batch(self, ids: list[list[int]]) -> Batch:
+        """Pad token ids into model inputs: to the longest in the batch or to the fixed length."""
+
+    @abstractmethod
+    def _text_features(self, batch: Batch) -> torch.Tensor:
+        """Unnormalised text embeddings of a batch already on the device."""
+
+    @abstractmethod
+    def _image_features(self, batch: Batch) -> torch.Tensor:
+        """Unnormalised image embeddings of a batch already on the device."""
+
+    @abstractmethod
+    def settings(self) -> dict:
+        """Provenance: text (tokenizer, padding, normalisation) and image preprocessing settings."""
+
+    def encode_texts(self, batch: Batch) -> torch.Tensor:
+        """L2-normalised float32 embeddings (on the CPU) of a ``text_batch``."""
+        return self._encode(self._text_features, batch)
+
+    def encode_images(self, batch: Batch) -> torch.Tensor:
+        """L2-normalised float32 embeddings (on the CPU) of stacked ``image_transform`` outputs."""
+        return self._encode(self._image_features, batch)
+
+    def _encode(self, forward: Callable[[Batch], torch.Tensor], batch: Batch) -> torch.Tensor:
+        batch = {k: _to_device(v, self.device) for k, v in batch.items()}
+        autocast = self.precision != "fp32"
+        dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
+        with torch.inference_mode(), torch.autocast(self.device.type, dtype=dtype, enabled=autocast):
+            features = forward(batch)
+        return F.normalize(features.float(), dim=-1).cpu()
+
+    def provenance(self) -> dict:
+        """Everything that identifies the embeddings this encoder makes."""
+        return {
+            "model_id": self.model_id,
+            "backend": self.backend,
+            "random_weights": self.random_weights,
+            "weights_sha256": self._weights_sha256,
+            "precision": self.precision,
+            "device": str(self.device),
+            **self.settings(),
+            "libraries": library_versions(),
+        }
+
+    def fingerprint(self) -> str:
+        """A hash of the provenance fields that change embeddings (device index excluded)."""
+        key = {k: v for k, v in self.provenance().items() if k != "device"}
+        key["device_type"] = self.device.type
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    tensor = tensor.to(device, non_blocking=True)
+    if device.type == "cuda" and tensor.ndim == 4:
+        tensor = tensor.contiguous(memory_format=torch.channels_last)
+    return tensor
+
+
+def weights_digest(model: torch.nn.Module) -> str:
+    """SHA-256 of every parameter and buffer (name, dtype, shape, bytes): the weights' identity."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+        digest.update(f"{name}|{flat.dtype}|{tuple(tensor.shape)}".encode())
+        digest.update(memoryview(flat.view(torch.uint8).numpy()))
+    return digest.hexdigest()
+
+
+def library_versions() -> dict:
+    """Versions of the libraries whose code shapes the embeddings (decoding, resizing, models)."""
+    import open_clip
+    import PIL
+    import torchvision
+    import transformers
+
+    return {
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "open_clip": open_clip.__version__,
+        "transformers": transformers.__version__,
+        "pillow": PIL.__version__,
+    }

@@ -1,0 +1,52 @@
+"""``load_model``: a resolved spec (or a name) to a ready :class:`Encoder` on a device."""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from lgip_metric.models.base import Encoder, ModelError
+from lgip_metric.models.registry import OPEN_CLIP, ModelSpec, resolve_model
+
+PRECISIONS = ("fp32", "fp16", "bf16")
+
+
+def select_device(device: str | torch.device | None = None) -> torch.device:
+    """The requested device, else CUDA when available, else the CPU; a bare ``cuda`` means
+    ``cuda:<LOCAL_RANK>`` so that each ``torchrun`` process gets its own GPU."""
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    if device is None:
+        return torch.device("cuda", local_rank) if torch.cuda.is_available() else torch.device("cpu")
+    try:
+        chosen = torch.device(device)
+    except RuntimeError as err:
+        raise ModelError(f"invalid device {device!r}: {err}") from err
+    if chosen.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ModelError(f"device {device!r} requested but CUDA is not available here")
+        return chosen if chosen.index is not None else torch.device("cuda", local_rank)
+    return chosen
+
+
+def load_model(
+    model: str | ModelSpec,
+    *,
+    pretrained: str | None = None,
+    device: str | torch.device | None = None,
+    precision: str = "fp32",
+) -> Encoder:
+    """Load ``model`` (a name, see :func:`resolve_model`, or a spec) ready to encode on ``device``.
+
+    ``precision`` ``fp16``/``bf16`` runs the forward passes under autocast (weights stay fp32).
+    """
+    if precision not in PRECISIONS:
+        raise ModelError(f"unknown precision {precision!r}: choose {', '.join(PRECISIONS)}")
+    spec = model if isinstance(model, ModelSpec) else resolve_model(model, pretrained)
+    chosen = select_device(device)
+    if spec.backend == OPEN_CLIP:
+        from lgip_metric.models.openclip_backend import OpenClipEncoder
+
+        return OpenClipEncoder(spec, chosen, precision)
+    from lgip_metric.models.hf_backend import TransformersEncoder
+
+    return TransformersEncoder(spec, chosen, precision)

@@ -1,0 +1,197 @@
+"""open_clip backend: the factory's own transforms and tokenizer, QuickGELU checked.
+
+Causal, EOT-pooled text towers (CLIP, OpenCLIP, EVA02) run each batch at its longest text: with
+a causal mask the pooled EOT position never sees the padding after it, so the result equals
+padding to the full context. Other towers (SigLIP in open_clip, HF text towers) get the
+tokenizer's fixed length.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from PIL import Image
+
+from lgip_metric.models.base import Batch, Encoder, ModelError
+from lgip_metric.models.registry import ModelSpec
+
+EOT_POOLS = ("argmax", "eos")
+SEED = 0
+
+
+class _PixelTransform:
+    """Picklable PIL -> {"pixel_values": CHW tensor} wrapper around a torchvision transform."""
+
+    def __init__(self, transform):
+        self.transform = transform
+
+    def __call__(self, image: Image.Image) -> Batch:
+        return {"pixel_values": self.transform(image)}
+
+
+class OpenClipEncoder(Encoder):
+    """An open_clip model with its factory transforms and tokenizer."""
+
+    backend = "open_clip"
+
+    def __init__(self, spec: ModelSpec, device: torch.device, precision: str):
+        import open_clip
+        from open_clip.transform import PreprocessCfg, image_transform_v2
+
+        model, self._preprocess, self._preprocess_source = _create(spec)
+        super().__init__(model, device, precision, spec.random_weights)
+        self.model_id = spec.model_id
+        self.tokenizer = open_clip.get_tokenizer(spec.identifier)
+        self.image_transform = _PixelTransform(
+            image_transform_v2(PreprocessCfg(**self._preprocess), is_train=False)
+        )
+        self._text = getattr(model, "text", model)
+        self._pool = getattr(self._text, "text_pool_type", getattr(self._text, "pool_type", None))
+        self._eos_id = getattr(self._text, "text_eos_id", getattr(self._text, "eos_id", None))
+        self.dynamic_padding = (
+            getattr(self._text, "attn_mask", None) is not None
+            and self._pool in EOT_POOLS
+            and getattr(self._text, "cls_emb", None) is None
+            and not getattr(self._text, "use_pad_mask", False)
+        )
+
+    def normalize_text(self, text: str) -> str:
+        return text
+
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        tokens = self.tokenizer(texts)
+        if not self.dynamic_padding:
+            return tokens.tolist()
+        ends = _eot_positions(tokens, self._pool, self._eos_id) + 1
+        return [row[:end] for row, end in zip(tokens.tolist(), ends.tolist())]
+
+    def text_batch(self, ids: list[list[int]]) -> Batch:
+        width = max(map(len, ids))
+        batch = torch.zeros(len(ids), width, dtype=torch.long)
+        for i, row in enumerate(ids):
+            batch[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        return {"input_ids": batch}
+
+    def _text_features(self, batch: Batch) -> torch.Tensor:
+        text = batch["input_ids"]
+        if not self.dynamic_padding:
+            return self.model.encode_text(text)
+        return _causal_text_features(self._text, text, self._pool, self._eos_id)
+
+    def _image_features(self, batch: Batch) -> torch.Tensor:
+        return self.model.encode_image(batch["pixel_values"])
+
+    def settings(self) -> dict:
+        tok = self.tokenizer
+        clean = getattr(getattr(tok, "clean_fn", None), "__name__", "").removeprefix("_clean_") or "none"
+        return {
+            "text": {
+                "tokenizer": type(tok).__name__,
+                "context_length": int(tok.context_length),
+                "padding": "dynamic: each length-sorted batch padded to its longest text (exact: causal mask, EOT pooling)"
+                if self.dynamic_padding
+                else f"fixed: max_length={tok.context_length}",
+                "normalisation": f"none before the tokenizer; tokenizer cleaning '{clean}'",
+                "pooling": self._pool,
+            },
+            "image": {**self._preprocess, "source": self._preprocess_source, "transform": "open_clip.image_transform_v2"},
+        }
+
+
+def _create(spec: ModelSpec) -> tuple[torch.nn.Module, dict, str]:
+    """Build the model; return it with its final preprocessing config and where that came from."""
+    import open_clip
+
+    if spec.config is not None:
+        _register_config(spec.identifier, spec.config)
+    tag_cfg = _tag_config(spec)
+    if tag_cfg:
+        _check_quick_gelu(spec, tag_cfg)
+    kwargs: dict = {"pretrained": None if spec.random_weights or _has_schema(spec) else spec.pretrained}
+    if spec.random_weights:
+        # no weights, but the tag's preprocessing (mean/std differ per tag, e.g. ViT-L-14 laion2b)
+        kwargs.update(load_weights=False, force_preprocess_cfg=_tag_preprocess(spec))
+    try:
+        with warnings.catch_warnings(), torch.random.fork_rng(devices=[]):
+            warnings.filterwarnings("error", message="QuickGELU mismatch")
+            torch.manual_seed(SEED)
+            model = open_clip.create_model(spec.identifier, **kwargs)
+    except UserWarning as err:
+        raise ModelError(f"{spec.model_id}: {err}; use the '-quickgelu' config for OpenAI weights") from err
+    except (RuntimeError, ValueError, OSError) as err:
+        raise ModelError(f"could not load open_clip model {spec.model_id}: {err}") from err
+    source = f"pretrained tag {spec.pretrained!r}" if tag_cfg else "model config"
+    return model, dict(model.visual.preprocess_cfg), source
+
+
+def _has_schema(spec: ModelSpec) -> bool:
+    return spec.identifier.startswith(("hf-hub:", "local-dir:"))
+
+
+def _tag_config(spec: ModelSpec) -> dict:
+    """open_clip's record of the pretrained tag (weights source, preprocessing, quick_gelu); {} if none."""
+    from open_clip.pretrained import get_pretrained_cfg
+
+    if _has_schema(spec) or not spec.pretrained:
+        return {}
+    return get_pretrained_cfg(spec.identifier, spec.pretrained) or {}
+
+
+def _tag_preprocess(spec: ModelSpec) -> dict:
+    """The preprocessing settings the pretrained tag prescribes (mean, std, interpolation, ...)."""
+    from open_clip.transform import PreprocessCfg
+
+    keys = set(asdict(PreprocessCfg()))
+    return {k: v for k, v in _tag_config(spec).items() if k in keys}
+
+
+def _check_quick_gelu(spec: ModelSpec, tag_cfg: dict) -> None:
+    """OpenAI weights were trained with QuickGELU; a plain-GELU config silently changes results."""
+    from open_clip.factory import get_model_config
+
+    model_quick = bool((get_model_config(spec.identifier) or {}).get("quick_gelu", False))
+    tag_quick = bool(tag_cfg.get("quick_gelu", False))
+    if model_quick != tag_quick:
+        fix = f"{spec.identifier}-quickgelu" if tag_quick else spec.identifier.removesuffix("-quickgelu")
+        raise ModelError(
+            f"QuickGELU mismatch: weights {spec.pretrained!r} were trained with quick_gelu={tag_quick} but config "
+            f"{spec.identifier!r} has quick_gelu={model_quick}; use {fix!r}"
+        )
+
+
+def _register_config(name: str, config: dict) -> None:
+    """Make an inline architecture known to open_clip under ``name`` (through its public API)."""
+    import open_clip
+
+    if name in open_clip.list_models():
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{name}.json"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        open_clip.add_model_config(path)
+
+
+def _eot_positions(tokens: torch.Tensor, pool: str, eos_id: int | None) -> torch.Tensor:
+    """Index of the pooled token in each row, exactly as ``text_global_pool`` picks it."""
+    if pool == "argmax":
+        return tokens.argmax(dim=-1)
+    return (tokens == eos_id).int().argmax(dim=-1)
+
+
+def _causal_text_features(tower, text: torch.Tensor, pool: str, eos_id: int | None) -> torch.Tensor:
+    """open_clip's causal text forward on a batch shorter than the context (mask and positions sliced)."""
+    from open_clip.transformer import text_global_pool
+
+    length = text.shape[1]
+    cast_dtype = tower.transformer.get_cast_dtype()
+    x = tower.token_embedding(text).to(cast_dtype) + tower.positional_embedding[:length].to(cast_dtype)
+    x = tower.transformer(x, attn_mask=tower.attn_mask[:length, :length])
+    x = text_global_pool(tower.ln_final(x), text, pool, eos_token_id=eos_id)
+    projection = tower.text_projection
+    if projection is None:
+        return x
+    return projection(x) if isinstance(projection, torch.nn.Module) else x @ projection

@@ -1,0 +1,225 @@
+"""Tiny real models and datasets for tests and offline demos (random weights, built locally, seconds on CPU).
+
+- ``make_tiny_openclip()`` -> ``"random:tiny-clip"``: a 2-layer open_clip CLIP (32x32 images, the CLIP
+  BPE vocabulary) usable by name in any process, including ``lgip score``/``lgip evaluate``
+  subprocesses and ``torchrun``. With a folder it writes an open_clip ``local-dir`` model instead
+  (config + seeded random weights file) and returns ``"local-dir:<folder>"``.
+- ``make_tiny_siglip(folder)`` -> a transformers SigLIP folder (``SiglipModel``, a SentencePiece
+  ``SiglipTokenizer`` trained on COCO captions, ``SiglipImageProcessor``); ``version=2`` gives a
+  SigLIP 2 fixed-resolution folder (``SiglipModel`` + a ``GemmaTokenizer``), ``naflex=True`` a
+  ``Siglip2Model`` with its NaFlex image processor.
+- ``make_tiny_hf_clip(folder)`` -> a transformers ``CLIPModel`` folder with the real CLIP BPE.
+- ``make_tiny_dataset(folder, coco_dir)`` -> a Hub-layout LGIP folder (``images`` + ``pairs``)
+  from real COCO val2017 images and captions, optionally with a corrupt image row.
+
+Folders load through the same ``from_pretrained`` / ``open_clip`` paths users take, e.g.
+``score_dataset(make_tiny_siglip(tmp), dataset, out)``. Every score made with them is marked
+``random_weights: true``.
+"""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Iterable
+
+import torch
+
+from lgip_dataset import schema
+from lgip_metric.models.registry import TINY_CLIP_CONFIG
+
+TINY_LAYERS = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
+SEED = 0
+
+
+def make_tiny_openclip(folder: str | Path | None = None) -> str:
+    """The tiny open_clip model's name, or (with ``folder``) a ``local-dir:`` model written there."""
+    if folder is None:
+        return "random:tiny-clip"
+    import open_clip
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"model_cfg": TINY_CLIP_CONFIG, "preprocess_cfg": {"mean": [0.5] * 3, "std": [0.5] * 3}}
+    (folder / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        model = open_clip.create_model(f"local-dir:{folder}", load_weights=False)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "open_clip_model.safetensors"))
+    return f"local-dir:{folder}"
+
+
+def make_tiny_siglip(
+    folder: str | Path, *, version: int = 1, naflex: bool = False, captions: Iterable[str] | None = None
+) -> str:
+    """Write a tiny transformers SigLIP (``version=1``) or SigLIP 2 model folder; return its path."""
+    from transformers import (
+        SiglipConfig,
+        SiglipImageProcessorPil,
+        SiglipModel,
+        Siglip2Config,
+        Siglip2ImageProcessorPil,
+        Siglip2Model,
+    )
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = list(captions) if captions is not None else _sample_captions()
+    tokenizer = _sentencepiece_tokenizer(texts, folder) if version == 1 else _gemma_tokenizer(texts)
+    text = {**TINY_LAYERS, **_special_ids(tokenizer), "vocab_size": len(tokenizer), "max_position_embeddings": 64}
+    if naflex:
+        vision = {**TINY_LAYERS, "num_patches": 16, "patch_size": 8}
+        config, model_cls = Siglip2Config(text_config=text, vision_config=vision), Siglip2Model
+        processor = Siglip2ImageProcessorPil(patch_size=8, max_num_patches=16)
+    else:
+        vision = {**TINY_LAYERS, "image_size": 32, "patch_size": 8}
+        config, model_cls = SiglipConfig(text_config=text, vision_config=vision), SiglipModel
+        processor = SiglipImageProcessorPil(size={"height": 32, "width": 32})
+    _save_random(model_cls, config, folder)
+    tokenizer.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return str(folder)
+
+
+def make_tiny_hf_clip(folder: str | Path) -> str:
+    """Write a tiny transformers CLIP folder (real CLIP BPE vocabulary from open_clip); return its path."""
+    import open_clip
+    from transformers import CLIPConfig, CLIPImageProcessorPil, CLIPModel, CLIPTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    bpe = open_clip.SimpleTokenizer()
+    names = {"<start_of_text>": "<|startoftext|>", "<end_of_text>": "<|endoftext|>"}
+    vocab = {names.get(token, token): index for token, index in bpe.encoder.items()}
+    merges = [pair for pair, _ in sorted(bpe.bpe_ranks.items(), key=lambda item: item[1])]
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=77)
+    text = {**TINY_LAYERS, **_special_ids(tokenizer), "vocab_size": len(vocab), "max_position_embeddings": 77}
+    vision = {**TINY_LAYERS, "image_size": 32, "patch_size": 8}
+    _save_random(CLIPModel, CLIPConfig(text_config=text, vision_config=vision, projection_dim=32), folder)
+    tokenizer.save_pretrained(folder)
+    CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(folder)
+    return str(folder)
+
+
+def _special_ids(tokenizer) -> dict:
+    return {f"{name}_token_id": getattr(tokenizer, f"{name}_token_id") for name in ("bos", "eos", "pad")}
+
+
+def _save_random(model_cls, config, folder: Path) -> None:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        model_cls(config).save_pretrained(folder)
+
+
+def _sentencepiece_tokenizer(texts: list[str], folder: Path):
+    """A SiglipTokenizer over a unigram SentencePiece model trained on ``texts`` (SigLIP's id layout)."""
+    import sentencepiece as spm
+    from transformers import SiglipTokenizer
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts), model_writer=model, vocab_size=400, model_type="unigram",
+        pad_id=0, eos_id=1, unk_id=2, bos_id=-1, hard_vocab_limit=False, minloglevel=2,
+    )
+    path = folder / "spiece.model"
+    path.write_bytes(model.getvalue())
+    return SiglipTokenizer(vocab_file=str(path))
+
+
+def _gemma_tokenizer(texts: list[str]):
+    """A GemmaTokenizer (SigLIP 2's tokenizer class) over a byte-fallback BPE trained on ``texts``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from transformers import GemmaTokenizer
+
+    specials = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
+    bpe = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    bpe.normalizer = normalizers.Replace(" ", "▁")
+    bpe.pre_tokenizer = pre_tokenizers.Split(pattern="▁", behavior="merged_with_next")
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=600, special_tokens=specials))
+    state = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in state["merges"]]
+    return GemmaTokenizer(vocab=state["vocab"], merges=merges)
+
+
+def _sample_captions() -> list[str]:
+    import pyarrow.parquet as pq
+
+    from lgip_dataset import SAMPLE_DIR
+
+    shards = sorted((SAMPLE_DIR / schema.PAIRS).glob("*.parquet"))
+    if not shards:
+        raise FileNotFoundError(f"no embedded sample at {SAMPLE_DIR}; pass captions= to train the tokenizer")
+    return sorted({x for s in shards for x in pq.read_table(s, columns=["caption"]).column(0).to_pylist()})
+
+
+def make_tiny_dataset(
+    folder: str | Path, coco_dir: str | Path, *, n_images: int = 4, captions_per_image: int = 2, corrupt_image: bool = True
+) -> Path:
+    """A Hub-layout LGIP folder (``images`` + ``pairs`` configs, README YAML) from real COCO val2017 files.
+
+    Each caption gets two paraphrases and two flips of very different lengths (one longer than
+    CLIP's 77-token context). With ``corrupt_image`` one extra image row holds a truncated JPEG.
+    """
+    import datasets
+
+    folder, coco_dir = Path(folder), Path(coco_dir)
+    annotations = json.loads((coco_dir / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
+    files = sorted((coco_dir / "val2017_images").glob("*.jpg"))[:n_images]
+    by_image: dict[int, list[str]] = {}
+    for ann in sorted(annotations["annotations"], key=lambda a: a["id"]):
+        by_image.setdefault(ann["image_id"], []).append(ann["caption"].strip())
+    images = {int(f.stem): f.read_bytes() for f in files}
+    if corrupt_image:
+        images[1] = images[int(files[0].stem)][:2000]  # a truncated JPEG: decodable header, missing data
+        by_image[1] = ["A corrupt picture of a cat."]
+    rows = [
+        row
+        for image_id in images
+        for c, caption in enumerate(by_image[image_id][:captions_per_image])
+        for row in _variant_rows(image_id, f"{image_id}-{c}", caption)
+    ]
+    image_columns = {
+        "image_id": list(images),
+        "image": [{"bytes": data, "path": None} for data in images.values()],
+        "file_name": [f"{i:012d}.jpg" for i in images],
+        "width": [0] * len(images), "height": [0] * len(images),
+        "license": ["test"] * len(images), "license_url": [""] * len(images), "flickr_url": [""] * len(images),
+    }
+    pair_columns = {key: [row[key] for row in rows] for key in schema.PAIR_FEATURES}
+    for config, columns in ((schema.IMAGES, image_columns), (schema.PAIRS, pair_columns)):
+        (folder / config).mkdir(parents=True, exist_ok=True)
+        dataset = datasets.Dataset.from_dict(columns, features=schema.FEATURES[config])
+        dataset.to_parquet(str(folder / config / f"{schema.SPLIT}-00000-of-00001.parquet"))
+    _write_card(folder, (schema.IMAGES, schema.PAIRS))
+    return folder
+
+
+def _variant_rows(image_id: int, caption_id: str, caption: str) -> list[dict]:
+    body = caption[0].lower() + caption[1:].rstrip(".")
+    long_tail = ", ".join(["with a small red ball and a large blue box beside a green tree"] * 6)
+    variants = [
+        ("paraphrase", "template", "template", f"A photo of {body}.", "", ""),
+        ("paraphrase", "marker", "marker", f"{body} in the scene, {long_tail}.", "", ""),
+        ("flip", "color", "color", f"{body} next to a purple wall.", "red", "purple"),
+        ("flip", "count", "count", f"Two {body}", "one", "two"),
+    ]
+    return [
+        {
+            "row_id": f"{caption_id}-{v}", "caption_id": caption_id, "image_id": image_id, "caption": caption,
+            "variant_id": f"{caption_id}-{v}", "kind": kind, "family": family, "type": vtype,
+            "original": original, "replacement": replacement, "span_start": 0, "span_end": 0, "variant": text,
+        }
+        for v, (kind, family, vtype, text, original, replacement) in enumerate(variants)
+    ]
+
+
+def _write_card(folder: Path, configs: tuple[str, ...]) -> None:
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    card_data = DatasetCardData()
+    MetadataConfigs(
+        {name: {"data_files": [{"split": schema.SPLIT, "path": f"{name}/{schema.SPLIT}-*.parquet"}]} for name in configs}
+    ).to_dataset_card_data(card_data)
+    DatasetCard(f"---\n{card_data.to_yaml()}\n---\n# tiny LGIP test dataset\n").save(folder / "README.md")

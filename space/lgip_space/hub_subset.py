@@ -1,0 +1,57 @@
+"""The first N ``pairs`` rows of a Hub LGIP dataset, with their images, as a small local folder.
+
+Streaming reads only what it needs: the first N pair rows, then the images config until every
+image those rows use is found (builds write images in the same order as pairs), so a Space never
+downloads a multi-gigabyte images config to score a few hundred rows.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import gradio as gr
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from lgip_dataset import schema
+
+def load_dataset(*args, **kwargs):
+    """``datasets.load_dataset`` (a seam: tests point it at a local folder)."""
+    return datasets.load_dataset(*args, **kwargs)
+
+
+def first_rows(dataset_id: str, rows: int, folder: Path) -> Path:
+    """Write ``folder`` (``pairs`` + ``images`` configs and a card) from the first ``rows`` rows of ``dataset_id``."""
+    try:
+        pairs = load_dataset(dataset_id, schema.PAIRS, split=schema.SPLIT, streaming=True)
+        pairs = datasets.Dataset.from_list(list(pairs.take(rows)), features=schema.PAIR_FEATURES)
+        wanted = set(pairs["image_id"])
+        images = load_dataset(dataset_id, schema.IMAGES, split=schema.SPLIT, streaming=True)
+        found = []
+        for row in images.cast_column("image", datasets.Image(decode=False)):
+            if row["image_id"] in wanted:
+                found.append(row)
+                wanted.discard(row["image_id"])
+                if not wanted:
+                    break
+    except Exception as err:  # the Hub client raises many types; name the dataset and the cause
+        raise gr.Error(f"Could not read the first {rows:,} rows of Hub dataset {dataset_id!r}: {err}") from None
+    if not len(pairs):
+        raise gr.Error(f"Hub dataset {dataset_id!r} has no pairs rows.")
+    if wanted:
+        raise gr.Error(f"Hub dataset {dataset_id!r} lacks {len(wanted)} image(s) its pairs rows use "
+                       f"(e.g. image_id {sorted(wanted)[0]}); it is not a complete LGIP dataset.")
+    images = datasets.Dataset.from_list(found, features=schema.IMAGE_FEATURES)
+    return write_folder(folder, {schema.PAIRS: pairs, schema.IMAGES: images}, f"First {rows:,} rows of {dataset_id}.")
+
+
+def write_folder(folder: Path, tables: dict[str, datasets.Dataset], note: str) -> Path:
+    """A minimal Hub-layout LGIP folder: one ``test`` shard per config and a card declaring the configs."""
+    for config, table in tables.items():
+        (folder / config).mkdir(parents=True, exist_ok=True)
+        table.to_parquet(str(folder / config / f"{schema.SPLIT}-00000-of-00001.parquet"))
+    card_data = DatasetCardData()
+    MetadataConfigs({name: {"data_files": [{"split": schema.SPLIT, "path": f"{name}/{schema.SPLIT}-*.parquet"}]}
+                     for name in tables}).to_dataset_card_data(card_data)
+    DatasetCard(f"---\n{card_data.to_yaml()}\n---\n{note}\n").save(folder / "README.md")
+    return folder

@@ -1,0 +1,193 @@
+"""The scoring engine on tiny real models and real COCO images: parity, unique encodes, bad rows."""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import uuid
+
+import numpy as np
+import open_clip
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+from lgip_dataset import schema
+from lgip_dataset.errors import DataError
+from lgip_metric.engine import score_dataset
+from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip
+
+
+def unique(folder):
+    """A fresh folder name: `datasets` caches local folders by name (see the note in the report)."""
+    return folder / f"lgip-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory, coco_dir):
+    return make_tiny_dataset(unique(tmp_path_factory.mktemp("data")), coco_dir)
+
+
+@pytest.fixture(scope="module")
+def openclip_model(tmp_path_factory):
+    return make_tiny_openclip(tmp_path_factory.mktemp("openclip"))
+
+
+@pytest.fixture(scope="module")
+def siglip_model(tmp_path_factory, coco_dir):
+    annotations = json.loads((coco_dir / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
+    captions = [a["caption"].strip() for a in annotations["annotations"][:3000]]
+    return make_tiny_siglip(tmp_path_factory.mktemp("siglip"), captions=captions)
+
+
+def read_config(folder, config):
+    return pq.read_table(next((folder / config).glob("*.parquet"))).to_pylist()
+
+
+def decodable(data: bytes) -> Image.Image | None:
+    try:
+        return Image.open(io.BytesIO(data)).convert("RGB")
+    except OSError:
+        return None
+
+
+def reference_scores(model: str, folder) -> dict[str, tuple[float, float]]:
+    """Per-pair fp32 scores computed the plain way: one image and one text at a time, full padding."""
+    if model.startswith("local-dir:"):
+        net, _, preprocess = open_clip.create_model_and_transforms(model)
+        tokenizer = open_clip.get_tokenizer(model)
+        net.eval()
+
+        def image_emb(image):
+            return net.encode_image(preprocess(image)[None])
+
+        def text_emb(text):
+            return net.encode_text(tokenizer([text]))  # padded to the full 77-token context
+    else:
+        from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
+
+        net = AutoModel.from_pretrained(model).eval()
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        processor = AutoImageProcessor.from_pretrained(model, backend="pil")
+
+        def image_emb(image):
+            return net.get_image_features(**processor(images=[image], return_tensors="pt")).pooler_output
+
+        def text_emb(text):
+            ids = tokenizer([text], padding="max_length", max_length=64, truncation=True, return_tensors="pt")
+            return net.get_text_features(input_ids=ids["input_ids"]).pooler_output
+
+    images = {row["image_id"]: decodable(row["image"]["bytes"]) for row in read_config(folder, schema.IMAGES)}
+    out = {}
+    with torch.no_grad():
+        for row in read_config(folder, schema.PAIRS):
+            if images.get(row["image_id"]) is None:
+                continue
+            i = F.normalize(image_emb(images[row["image_id"]]), dim=-1)
+            c = F.normalize(text_emb(row["caption"]), dim=-1)
+            v = F.normalize(text_emb(row["variant"]), dim=-1)
+            out[row["row_id"]] = (float((i * c).sum()), float((i * v).sum()))
+    return out
+
+
+@pytest.mark.parametrize("which", ["openclip", "siglip"])
+def test_engine_equals_per_pair_reference(which, dataset, openclip_model, siglip_model, tmp_path):
+    model = openclip_model if which == "openclip" else siglip_model
+    run = score_dataset(model, dataset, tmp_path / "out", cache_dir="none", batch_size=64, num_workers=0, progress=False)
+    scores = run.scores()
+    expected = reference_scores(model, dataset)
+    assert list(scores["row_id"]) == [r for r in (x["row_id"] for x in read_config(dataset, schema.PAIRS)) if r in expected]
+    got = np.array(list(zip(scores["s_original"], scores["s_variant"])))
+    want = np.array([expected[r] for r in scores["row_id"]])
+    assert np.abs(got - want).max() < 1e-5
+    lengths = {len(v) for v in scores["variant"]}
+    assert max(lengths) > 300 and min(lengths) < 60  # very different lengths, one batch of 64
+    assert run.provenance["backend"] == ("open_clip" if which == "openclip" else "transformers")
+
+
+def test_output_files_and_provenance(dataset, tmp_path):
+    run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", batch_size=8, num_workers=0, progress=False)
+    table = pq.read_table(run.scores_path)
+    assert tuple(table.column_names) == schema.SCORE_COLUMNS
+    assert table.schema.field("s_original").type == pa.float64() == table.schema.field("s_variant").type
+    assert run.provenance == json.loads(run.provenance_path.read_text())
+    p = run.provenance
+    assert p["random_weights"] is True and "RANDOM WEIGHTS" in p["note"] and p["pretrained"] is None
+    assert p["model"] == "random:tiny-clip" and p["model_id"] == "open_clip:lgip-tiny-clip"
+    assert {"tokenizer", "context_length", "padding", "normalisation"} <= set(p["text"])
+    assert {"size", "mean", "std", "interpolation"} <= set(p["image"])
+    assert {"torch", "open_clip", "transformers", "datasets"} <= set(p["libraries"])
+    assert {"source", "config", "fingerprint", "seed", "lexicon_version"} <= set(p["dataset"])
+    assert {"load_model_s", "images_s", "texts_s", "total_s"} <= set(p["timing"])
+    pairs = read_config(dataset, schema.PAIRS)
+    texts = {r["caption"] for r in pairs} | {r["variant"] for r in pairs}
+    counts = p["counts"]
+    assert counts["unique_texts"] == counts["encoded_texts"] == len(texts)  # each text encoded once
+    assert counts["unique_images"] == 5 and counts["encoded_images"] == 4  # each image once; one corrupt
+    assert not list(tmp_path.glob("out/.*.tmp"))
+
+
+def test_corrupt_and_missing_images_are_counted_and_the_rest_scored(dataset, tmp_path):
+    folder = unique(tmp_path)
+    shutil.copytree(dataset, folder)
+    shard = next((folder / schema.PAIRS).glob("*.parquet"))
+    table = pq.read_table(shard)
+    ids = table.column("image_id").to_pylist()
+    ids[:2] = [2, 2]  # two rows whose image is not in the images config
+    pq.write_table(table.set_column(table.schema.get_field_index("image_id"), "image_id", pa.array(ids, pa.int64())), shard)
+    run = score_dataset("random:tiny-clip", folder, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
+    counts = run.provenance["counts"]
+    skipped = {s["image_id"]: s for s in counts["skipped_images"]}
+    assert set(skipped) == {1, 2}
+    assert skipped[1]["rows"] == 4 and "corrupt or unreadable image" in skipped[1]["reason"]
+    assert skipped[2]["rows"] == 2 and "not in the images config" in skipped[2]["reason"]
+    assert counts["skipped_rows"] == 6 and counts["scored_rows"] == counts["rows"] - 6
+    scores = run.scores()
+    assert len(scores) == counts["scored_rows"] and not set(scores["image_id"]) & {1, 2}
+    assert np.isfinite(scores[["s_original", "s_variant"]].to_numpy()).all()
+
+
+def test_decode_workers_give_the_same_scores(dataset, tmp_path):
+    kwargs = dict(cache_dir="none", batch_size=2, progress=False)
+    serial = score_dataset("random:tiny-clip", dataset, tmp_path / "a", num_workers=0, **kwargs).scores()
+    parallel = score_dataset("random:tiny-clip", dataset, tmp_path / "b", num_workers=2, **kwargs).scores()
+    assert serial.equals(parallel)
+
+
+def test_autocast_precision_is_opt_in_and_close(dataset, tmp_path):
+    fp32 = score_dataset("random:tiny-clip", dataset, tmp_path / "a", cache_dir="none", num_workers=0, progress=False)
+    bf16 = score_dataset("random:tiny-clip", dataset, tmp_path / "b", cache_dir="none", num_workers=0, progress=False,
+                         precision="bf16")
+    assert fp32.provenance["precision"] == "fp32" and bf16.provenance["precision"] == "bf16"
+    drift = np.abs(fp32.scores()["s_variant"].to_numpy() - bf16.scores()["s_variant"].to_numpy())
+    assert 0 < drift.max() < 0.05
+
+
+def test_limit_scores_the_first_rows(dataset, tmp_path):
+    run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", num_workers=0, progress=False, limit=5)
+    assert run.provenance["counts"]["rows"] == 5 and len(run.scores()) == 5
+
+
+def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
+    folder = unique(tmp_path)
+    shutil.copytree(dataset / schema.IMAGES, folder / schema.IMAGES)
+    with pytest.raises(DataError, match=r"no parquet files for config 'pairs'"):
+        score_dataset("random:tiny-clip", folder, tmp_path / "out", cache_dir="none", progress=False)
+    with pytest.raises(DataError, match="lacks the columns"):
+        score_dataset("random:tiny-clip", dataset, tmp_path / "out", config=schema.IMAGES, cache_dir="none", progress=False)
+
+
+def test_decode_refuses_bombs_and_empty_cells():
+    from lgip_metric.image_data import ImageFailure, decode_image
+
+    buffer = io.BytesIO()
+    Image.new("1", (10_000, 10_000)).save(buffer, format="PNG")  # 100 M pixels in a few KB
+    with pytest.raises(ImageFailure, match="too large|decompression bomb"):
+        decode_image({"bytes": buffer.getvalue(), "path": None})
+    with pytest.raises(ImageFailure, match="no image bytes"):
+        decode_image({"bytes": None, "path": None})
+    with pytest.raises(ImageFailure, match="corrupt or unreadable"):
+        decode_image({"bytes": b"not a jpeg", "path": None})
