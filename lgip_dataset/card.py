@@ -83,10 +83,29 @@ def _counts_table(counts: dict) -> str:
     lines = ["| what | count |", "|---|---:|"]
     for key in ("images", "captions", "captions_with_paraphrase", "captions_with_flip", "skipped"):
         lines.append(f"| {key.replace('_', ' ')} | {counts.get(key, 0):,} |")
-    for plural in ("paraphrases", "flips"):
-        for typ, n in counts[plural].items():
+    for plural in ("paraphrases", "flips", "groups"):
+        for typ, n in counts.get(plural, {}).items():
             label = f"{plural} (all)" if typ == "total" else f"{plural}: {typ}"
             lines.append(f"| {label} | {n:,} |")
+    return "\n".join(lines)
+
+
+def _families_section(families: dict, by_family: dict) -> str:
+    """The variant families of the build with their kind, version and counts per type."""
+    lines = [
+        "Core families (template, marker, object, color, count) are selected together with K_same / "
+        "K_diff per caption exactly as in a core-only build; every other family is selected on its "
+        "own with the cap of its kind (K_same for paraphrase families, K_diff for flip families). "
+        "Multi-word flips record the edited region: `span_start`/`span_end` run from the first to the "
+        "last edited word, `original` is the caption's text there and `replacement` the variant's.",
+        "",
+        "| family | kind | version | type | variants |",
+        "|---|---|---|---|---:|",
+    ]
+    for name, meta in families.items():
+        per_type = by_family.get(name) or {name: 0}
+        for typ, n in per_type.items():
+            lines.append(f"| {name} | {meta['kind']} | {meta['version']} | {typ} | {n:,} |")
     return "\n".join(lines)
 
 
@@ -129,10 +148,14 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "- `captions`: one row per human caption with its `paraphrases` and `flips` as lists.\n"
         + ("- `images`: one row per image, stored once, keyed by `image_id`, JPEG bytes embedded.\n" if images is not None
            else "- This is a text-only build: no `images` config; rows reference COCO images by `image_id`.\n")
+        + ("- `groups`: 2x2 groups (EqBen/Winoground): two images whose human captions differ by exactly one "
+           "flipped word (color, object, count, spatial or temporal), with the two captions and words.\n"
+           if schema.GROUPS in info["configs"] else "")
         + "\nSplit: `test`. Ids are stable: `c<annotation id>` for captions, `<caption_id>-p<i>` and "
         "`<caption_id>-f<i>` for variants.",
         "## Usage\n\n" + USAGE.replace("{repo}", "<org>/lgip"),
         "## Counts\n\n" + _counts_table(counts),
+        "## Variant families\n\n" + _families_section(info["families"], counts.get("by_family", {})),
         "## Build\n\n"
         f"- source captions: `{info['source']['captions']}` (sha256 `{info['source']['captions_sha256'][:16]}…`)\n"
         f"- seed: {info['seed']}; K_same = {info['k_same']}; K_diff = {info['k_diff']}; "

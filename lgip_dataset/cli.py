@@ -18,6 +18,7 @@ COMMANDS = {
     "score": ("lgip_metric.commands.score", "Score every (image, text) row of a dataset with a model."),
     "evaluate": ("lgip_metric.commands.evaluate", "Score a model and compute the LGIP statistics."),
     "report": ("lgip_metric.commands.report", "Tables, frontier plot and qualitative page from results."),
+    "analyze": ("lgip_metric.commands.analyze", "Correlate per-row gaps and invariance errors with caption features."),
 }
 
 

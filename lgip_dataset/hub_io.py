@@ -19,8 +19,9 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
     A local folder's shards are loaded as parquet files: ``datasets`` keys its cache of a folder
     by the folder's name alone, so a folder rebuilt in place would otherwise return stale rows.
     """
-    if config not in schema.CONFIGS:
-        raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(schema.CONFIGS)}")
+    known = schema.CONFIGS + schema.OPTIONAL_CONFIGS
+    if config not in known:
+        raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(known)}")
     path = Path(dataset)
     if path.exists():
         shards = sorted((path / config).glob("*.parquet"))
@@ -39,6 +40,19 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
     except Exception as err:  # the Hub client raises many types; name the input and the cause
         raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
+
+
+def has_config(dataset: str | Path, config: str) -> bool:
+    """Whether a local folder has shards of ``config`` (an optional one such as ``groups``), or a Hub
+    dataset can load it."""
+    path = Path(dataset)
+    if path.exists():
+        return any((path / config).glob("*.parquet"))
+    try:
+        load_config(dataset, config)
+    except DataError:
+        return False
+    return True
 
 
 def build_info(dataset: str | Path) -> dict:

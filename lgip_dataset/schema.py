@@ -93,7 +93,8 @@ GROUP_FEATURES = datasets.Features(
 FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES}
 
 # Columns of a score file (``scores.parquet``) written by the scoring engine: one row per
-# ``pairs`` row, in the same order.
+# ``pairs`` row, in the same order. ``t_sim`` = cos(f_text(caption), f_text(variant)), the model's
+# text-only similarity (a blind baseline); score files written before it existed lack it.
 SCORE_COLUMNS = (
     "row_id",
     "image_id",
@@ -106,4 +107,13 @@ SCORE_COLUMNS = (
     "variant",
     "s_original",
     "s_variant",
+    "t_sim",
+)
+SCORE_VALUES = ("s_original", "s_variant", "t_sim")  # the computed columns; the rest come from ``pairs``
+
+# Columns of ``groups_scores.parquet`` (written when the dataset has a ``groups`` config): one row
+# per group with the four similarities s(image, caption) of its 2x2 design.
+GROUP_SCORE_COLUMNS = (
+    "group_id", "type", "image_a", "image_b", "caption_a_id", "caption_b_id",
+    "s_a_ca", "s_a_cb", "s_b_ca", "s_b_cb",
 )

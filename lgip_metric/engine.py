@@ -5,7 +5,9 @@ it can from the embedding cache, encodes the rest in batches (images decoded in 
 workers, texts in length-sorted batches), shards that work across ``torchrun`` ranks, and writes
 ``scores.parquet`` (``schema.SCORE_COLUMNS``, float64 scores, the ``pairs`` row order) and
 ``provenance.json`` atomically. Rows whose image cannot be decoded are left out of the scores and
-listed with their reason in ``provenance["counts"]["skipped_images"]``.
+listed with their reason in ``provenance["counts"]["skipped_images"]``. When the dataset has a
+``groups`` config (2x2 groups), its images and captions join the same unique sets (and cache) and
+``groups_scores.parquet`` (``schema.GROUP_SCORE_COLUMNS``) holds each group's four similarities.
 """
 from __future__ import annotations
 
@@ -34,10 +36,10 @@ from lgip_metric.atomic import atomic_path, atomic_write_text
 from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
-from lgip_metric.score_inputs import image_positions, keys_of_images, read_rows, unique_texts
+from lgip_metric.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
 from lgip_metric.texts import length_batches, tokenize_all
 
-SCORES_FILE, PROVENANCE_FILE = "scores.parquet", "provenance.json"
+SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 SCORE_CHUNK = 65536
 RANDOM_NOTE = "RANDOM WEIGHTS: this model was not trained; its scores are meaningless (tests and timing only)."
 
@@ -54,6 +56,7 @@ class ScoreRun:
     scores_path: Path
     provenance_path: Path
     provenance: dict
+    groups_path: Path | None = None  # groups_scores.parquet, when the dataset has groups
 
     def scores(self) -> pd.DataFrame:
         """The score table as a DataFrame."""
@@ -121,8 +124,12 @@ class _Job:
     def run(self, precision, device, cache_root, chunk_rows, limit, workers) -> ScoreRun:
         t = time.perf_counter()
         rows = read_rows(self.dataset, self.config, limit)
-        image_idx, image_ids = pd.factorize(pd.Series(rows.column("image_id").to_numpy()), sort=True)
+        groups = read_groups(self.dataset)
+        id_columns = [rows.column("image_id")]
+        id_columns += [groups.column(c) for c in GROUP_IMAGES] if groups is not None else []
+        all_idx, image_ids = pd.factorize(pd.Series(np.concatenate([c.to_numpy() for c in id_columns])), sort=True)
         image_ids = image_ids.to_numpy()
+        image_idx, *group_image_idx = np.split(all_idx, np.cumsum([len(c) for c in id_columns])[:-1])
         images_table, positions = image_positions(self.dataset, image_ids)
         t = self._tick("load_data", t)
 
@@ -137,7 +144,7 @@ class _Job:
         work = self._image_work(encoder, images_table, positions, workers)
         image_emb, image_stats = self._embed("image", image_keys, dim, cache, encoder.device, *work)
         t = self._tick("images", t)
-        texts, caption_idx, variant_idx = unique_texts(rows, encoder.normalize_text)
+        texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
         text_keys = [content_key(x) for x in texts]
         work = self._text_work(encoder, texts)
         text_emb, text_stats = self._embed("text", text_keys, dim, cache, encoder.device, *work)
@@ -147,6 +154,14 @@ class _Job:
         keep = ~np.isin(image_idx, list(failed))
         s_original = _cosines(image_emb, text_emb, image_idx[keep], caption_idx[keep])
         s_variant = _cosines(image_emb, text_emb, image_idx[keep], variant_idx[keep])
+        t_sim = _cosines(text_emb, text_emb, caption_idx[keep], variant_idx[keep])
+        group_table = None
+        if groups is not None:
+            group_keep = ~(np.isin(group_image_idx[0], list(failed)) | np.isin(group_image_idx[1], list(failed)))
+            group_table = groups.filter(pa.array(group_keep))
+            for (i, j), name in zip([(0, 0), (0, 1), (1, 0), (1, 1)], ("s_a_ca", "s_a_cb", "s_b_ca", "s_b_cb")):
+                values = _cosines(image_emb, text_emb, group_image_idx[i][group_keep], group_text_idx[j][group_keep])
+                group_table = group_table.append_column(name, pa.array(values, pa.float64()))
         self._tick("score", t)
         skipped = [
             {"image_id": int(image_ids[i]), "reason": reason, "rows": int((image_idx == i).sum())}
@@ -163,18 +178,25 @@ class _Job:
             "encoded_texts": text_stats["encoded"],
             "cached_images": image_stats["cached"],
             "cached_texts": text_stats["cached"],
+            **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
         scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
+        groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
         provenance = None
         if self.ctx.is_main:
             table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(s_original, pa.float64()))
             table = table.append_column("s_variant", pa.array(s_variant, pa.float64()))
-            digest = _write_table(table, scores_path)
+            table = table.append_column("t_sim", pa.array(t_sim, pa.float64()))
+            digests = {"scores": _write_table(table, scores_path, schema.SCORE_COLUMNS)}
+            if groups_path is not None:
+                digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
+            else:  # a folder reused for a dataset without groups keeps no stale group scores
+                (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
             self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
-            provenance = self._provenance(encoder, cache, counts, digest)
+            provenance = self._provenance(encoder, cache, counts, digests)
             atomic_write_text(provenance_path, json.dumps(provenance, indent=2, sort_keys=False, default=str))
         provenance = self.ctx.broadcast(provenance)
-        return ScoreRun(scores_path, provenance_path, provenance)
+        return ScoreRun(scores_path, provenance_path, provenance, groups_path)
 
     def _embed(self, kind, keys, dim, cache, device, plan: Plan, encode: Encode):
         """Embeddings of every key: cached ones read, the rest planned into batches, encoded (each rank
@@ -236,7 +258,7 @@ class _Job:
 
         return plan, encode
 
-    def _provenance(self, encoder: Encoder, cache, counts: dict, scores_sha256: str) -> dict:
+    def _provenance(self, encoder: Encoder, cache, counts: dict, digests: dict[str, str]) -> dict:
         spec, info = self.spec, hub_io.build_info(self.dataset)
         encoder_record = encoder.provenance()
         record = {
@@ -269,7 +291,8 @@ class _Job:
                 "rejected_chunks": cache.rejected_chunks if cache else [],
             },
             "timing": self.timing,
-            "scores": {"file": SCORES_FILE, "sha256": scores_sha256},
+            "scores": {"file": SCORES_FILE, "sha256": digests["scores"]},
+            **({"groups_scores": {"file": GROUP_SCORES_FILE, "sha256": digests["groups"]}} if "groups" in digests else {}),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
         return json.loads(json.dumps(record, default=str))  # exactly what provenance.json holds
@@ -279,19 +302,19 @@ def _embed_dim(encoder: Encoder) -> int:
     return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
 
 
-def _cosines(image_emb: torch.Tensor, text_emb: torch.Tensor, image_idx, text_idx) -> np.ndarray:
-    """Row-wise dot products of unit vectors, in float64, in chunks."""
-    out = np.empty(len(image_idx), dtype=np.float64)
+def _cosines(left: torch.Tensor, right: torch.Tensor, left_idx, right_idx) -> np.ndarray:
+    """Row-wise dot products of unit vectors ``left[left_idx[i]] . right[right_idx[i]]``, in float64, in chunks."""
+    out = np.empty(len(left_idx), dtype=np.float64)
     for start in range(0, len(out), SCORE_CHUNK):
-        a = image_emb[torch.as_tensor(image_idx[start : start + SCORE_CHUNK])].double()
-        b = text_emb[torch.as_tensor(text_idx[start : start + SCORE_CHUNK])].double()
+        a = left[torch.as_tensor(left_idx[start : start + SCORE_CHUNK])].double()
+        b = right[torch.as_tensor(right_idx[start : start + SCORE_CHUNK])].double()
         out[start : start + SCORE_CHUNK] = (a * b).sum(dim=1).numpy()
     return out
 
 
-def _write_table(table: pa.Table, path: Path) -> str:
-    """Write the score parquet atomically; return its SHA-256."""
+def _write_table(table: pa.Table, path: Path, columns) -> str:
+    """Write ``columns`` of a score table as parquet atomically; return the file's SHA-256."""
     with atomic_path(path) as tmp:
-        pq.write_table(table.select(list(schema.SCORE_COLUMNS)), tmp)
+        pq.write_table(table.select(list(columns)), tmp)
         digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
     return digest

@@ -75,8 +75,10 @@ Args (one entry per (image, caption, variant) row; rows may come in any order):
     original_scores (`list` of `float`): s(I, c), the similarity of the image and its caption.
     variant_scores (`list` of `float`): s(I, v), the similarity of the image and the variant.
     variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
-    variant_types (`list` of `str`): "template", "marker" (paraphrases), "object", "color",
-        "count" (flips), or a type named in `extra_types`.
+    variant_types (`list` of `str`): "template", "marker", "syntactic" (paraphrases), "object",
+        "color", "count", "negation", "binding", "relation", "spatial", "temporal",
+        "scramble_content", "scramble_function", "scramble_all" (flips), or a type named in
+        `extra_types`.
     caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`).
     image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
         (image, caption) and the bootstrap resamples images.
@@ -87,9 +89,11 @@ Args (one entry per (image, caption, variant) row; rows may come in any order):
     extra_types (`list` of `str`, optional): variant types of your own perturbations; each feeds
         the kind its rows name.
 Returns:
-    `dict`: "E_inv", "E_sens", "PR" (floats), "averaging" ("base_pair" or "pair_level"),
+    `dict`: "E_inv", "E_sens", "PR" (floats; over the paper's core types template/marker and
+    object/color/count, named in "headline_types"), "averaging" ("base_pair" or "pair_level"),
     "counts" (per metric: base_pairs, variant_rows, images), "intervals" (per metric: [low, high],
-    when bootstrap > 0), "per_type" (the same per variant type, with its "kind") and "bootstrap".
+    when bootstrap > 0), "per_type" (the same per variant type, with its "kind"; the scramble types
+    also carry "nway_accuracy") and "bootstrap".
 """
 
 

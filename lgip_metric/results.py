@@ -6,7 +6,11 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     model       name, model_id, backend, pretrained, random_weights, paper_row, label
     dataset     source, config, fingerprint, seed, lexicon_version
     averaging   "base_pair" | "pair_level", with averaging_description
-    statistics  the dict of ``lgip_metric.stats.statistics`` (metrics, counts, intervals, per_type)
+    statistics  the dict of ``lgip_metric.stats.statistics`` (metrics, counts, intervals, per_type;
+                headline over the paper's core types, n-way accuracy of the scrambles)
+    blind       (optional) blind baselines of ``lgip_metric.blind.blind_report``: the n-gram LM's PR,
+                the LM-balanced flip set with the model's PR on it, the text-only similarity
+    groups      (optional) 2x2 text/image/group scores of ``lgip_metric.groups.group_scores``
     scores      the score file, relative to results.json
     provenance  the scoring engine's full provenance record
 """
@@ -51,8 +55,9 @@ def statistics_of(rows: dict, *, extra_types=(), **options) -> dict:
     )
 
 
-def build_results(statistics: dict, provenance: dict, scores_file: str) -> dict:
-    """The results.json record of one scored model."""
+def build_results(statistics: dict, provenance: dict, scores_file: str, *, blind: dict | None = None,
+                  groups: dict | None = None) -> dict:
+    """The results.json record of one scored model (``blind``/``groups`` blocks when computed)."""
     model = {
         "name": provenance["model"],
         **{key: provenance.get(key) for key in ("model_id", "backend", "pretrained", "random_weights", "paper_row")},
@@ -67,6 +72,8 @@ def build_results(statistics: dict, provenance: dict, scores_file: str) -> dict:
         "averaging": statistics["averaging"],
         "averaging_description": stats.AVERAGING[statistics["averaging"]],
         "statistics": statistics,
+        **({"blind": blind} if blind is not None else {}),
+        **({"groups": groups} if groups is not None else {}),
         "scores": scores_file,
         "provenance": provenance,
     }

@@ -1,18 +1,20 @@
 """What the engine reads from a dataset: the rows, their unique texts and images, content keys."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
 from lgip_metric.cache import content_key
 
-ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in ("s_original", "s_variant"))
+ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in schema.SCORE_VALUES)
 
 
 def read_rows(dataset, config: str, limit: int | None) -> pa.Table:
@@ -26,17 +28,39 @@ def read_rows(dataset, config: str, limit: int | None) -> pa.Table:
     return rows.select_columns(list(ROW_COLUMNS)).with_format("arrow")[:]
 
 
-def unique_texts(rows: pa.Table, normalize: Callable[[str], str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Unique normalised texts over captions and variants, and each row's index into them for both."""
-    raw = rows.column("caption").to_pylist() + rows.column("variant").to_pylist()
+GROUP_TEXTS = ("caption_a", "caption_b")
+GROUP_IMAGES = ("image_a", "image_b")
+
+
+def read_groups(dataset) -> pa.Table | None:
+    """The ``groups`` config (2x2 groups) as an Arrow table, or None when the dataset has none (or an
+    empty one: a build that mined no group)."""
+    if not hub_io.has_config(dataset, schema.GROUPS):
+        return None
+    shards = sorted((Path(dataset) / schema.GROUPS).glob("*.parquet"))
+    if shards and not sum(pq.read_metadata(shard).num_rows for shard in shards):
+        return None
+    return hub_io.load_config(dataset, schema.GROUPS).with_format("arrow")[:]
+
+
+def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Table | None = None):
+    """Unique normalised texts over captions, variants (and group captions), and the index into them
+    of each row's caption and variant (and of each group's ``caption_a``/``caption_b``)."""
+    columns = [rows.column(name) for name in ("caption", "variant")]
+    columns += [groups.column(name) for name in GROUP_TEXTS] if groups is not None else []
+    raw = [x for column in columns for x in column.to_pylist()]
     bad = next((i for i, x in enumerate(raw) if not isinstance(x, str)), None)
     if bad is not None:
-        row = rows.column("row_id")[bad % rows.num_rows].as_py()
-        raise DataError(f"row {row!r} of the dataset has no caption/variant text")
+        if bad < 2 * rows.num_rows:
+            raise DataError(f"row {rows.column('row_id')[bad % rows.num_rows].as_py()!r} of the dataset has no "
+                            "caption/variant text")
+        group = groups.column("group_id")[(bad - 2 * rows.num_rows) % groups.num_rows].as_py()
+        raise DataError(f"group {group!r} of the dataset's groups config has no caption text")
     raw_codes, raw_unique = pd.factorize(pd.Series(raw, dtype=object))
     codes, uniques = pd.factorize(pd.Series([normalize(x) for x in raw_unique], dtype=object), sort=True)
     codes = codes[raw_codes]
-    return list(uniques), codes[: rows.num_rows], codes[rows.num_rows :]
+    bounds = np.cumsum([0] + [len(c) for c in columns])
+    return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def image_positions(dataset, image_ids: np.ndarray):

@@ -14,6 +14,16 @@ The outer mean runs over the base pairs with at least one variant of that kind (
 ``averaging: "base_pair" | "pair_level"``. Intervals are percentile intervals of a cluster
 bootstrap that resamples images (all captions and variants of an image move together).
 
+Headline vs per type: the global E_inv/E_sens/PR (the paper's Table 1) average over the paper's
+core types only (``CORE_TYPES``: template/marker paraphrases, object/color/count flips), so they
+stay comparable with the paper whatever other families a dataset holds; every type, core or not,
+is reported in ``per_type``. A kind with no core type present falls back to all its types; the
+result's ``headline_types`` names the types each headline kind averages over.
+
+n-way scoring (SNARE) for the word-order scrambles (``NWAY_TYPES``): per base pair,
+``1[s(I,c) > max over its scrambles of that type s(I,c~)]`` (a tie fails), averaged over the base
+pairs with at least one scramble of that type (``nway_accuracy``, always base-pair averaged).
+
 Pipeline: ``summarize`` (rows -> per base pair sums; summaries of disjoint row sets ``merge``)
 -> ``statistics`` (point estimates, counts, intervals). ``compare`` does the paired comparison
 of two models scored on the same rows (paired bootstrap and McNemar's exact test).
@@ -30,11 +40,23 @@ KINDS = (PARAPHRASE, FLIP)
 DECLARED_TYPES = {
     "template": PARAPHRASE,
     "marker": PARAPHRASE,
+    "syntactic": PARAPHRASE,
     "object": FLIP,
     "color": FLIP,
     "count": FLIP,
+    "negation": FLIP,
+    "binding": FLIP,
+    "relation": FLIP,
+    "spatial": FLIP,
+    "temporal": FLIP,
+    "scramble_content": FLIP,
+    "scramble_function": FLIP,
+    "scramble_all": FLIP,
 }
+CORE_TYPES = ("template", "marker", "object", "color", "count")  # the paper's Table 1 families
+NWAY_TYPES = ("scramble_content", "scramble_function", "scramble_all")  # scored n-way as well
 METRICS = {PARAPHRASE: ("E_inv",), FLIP: ("E_sens", "PR")}
+NWAY = "nway_accuracy"
 AVERAGING = {
     "base_pair": "mean over base (image, caption) pairs of the mean over their variants",
     "pair_level": "pair-level mean: every (image, caption, variant) row weighted equally",
@@ -52,7 +74,8 @@ class Summary:
 
     ``count``, ``value`` and ``positive`` have one row per base pair and one column per entry of
     ``strata`` ((type, kind) pairs). ``value`` sums |s - s'| for paraphrases and s - s† for
-    flips; ``positive`` counts s > s† (flips only).
+    flips; ``positive`` counts s > s† (flips only). ``original_max`` and ``variant_max`` are the
+    largest s(I,c) and s(I,variant) of each cell (-inf where empty; filled for ``NWAY_TYPES`` only).
     """
 
     image_keys: np.ndarray  # (G,) image ids, sorted
@@ -62,6 +85,8 @@ class Summary:
     count: np.ndarray
     value: np.ndarray
     positive: np.ndarray
+    original_max: np.ndarray
+    variant_max: np.ndarray
 
     def merge(self, *others: "Summary") -> "Summary":
         """The summary of the union of disjoint row sets (e.g. shards scored on different ranks)."""
@@ -210,6 +235,7 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
     value = np.where(is_flip, diff, np.abs(diff))
     positive = is_flip & (original > variant)
     shape = (n_pairs, n_strata)
+    nway = np.array([type_ in NWAY_TYPES for type_, _ in rows.strata], dtype=bool)[rows.stratum]
     return Summary(
         image_keys=rows.image_keys,
         pair_image=rows.pair_image,
@@ -218,7 +244,16 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
         count=np.bincount(cell, minlength=size).reshape(shape),
         value=np.bincount(cell, weights=value, minlength=size).reshape(shape),
         positive=np.bincount(cell, weights=positive, minlength=size).reshape(shape),
+        original_max=_cell_max(cell[nway], original[nway], size).reshape(shape),
+        variant_max=_cell_max(cell[nway], variant[nway], size).reshape(shape),
     )
+
+
+def _cell_max(cell: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """The largest value per cell (-inf for cells without rows)."""
+    out = np.full(size, -np.inf)
+    np.maximum.at(out, cell, values)
+    return out
 
 
 def summarize(
@@ -254,7 +289,7 @@ def merge(*summaries: Summary) -> Summary:
     images = np.concatenate([s.image_keys[s.pair_image] for s in summaries])
     captions = np.concatenate([s.pair_caption for s in summaries])
     pair, pair_image, pair_caption, image_keys = _pairs(captions, images)
-    cells, counts, values, positives = [], [], [], []
+    cells, counts, values, positives, original_max, variant_max = [], [], [], [], [], []
     for summary, offset in zip(summaries, np.cumsum([0] + [len(s.pair_caption) for s in summaries])):
         columns = np.array([strata.index(s) for s in summary.strata])
         codes = pair[offset : offset + len(summary.pair_caption)]
@@ -262,6 +297,8 @@ def merge(*summaries: Summary) -> Summary:
         counts.append(summary.count.ravel())
         values.append(summary.value.ravel())
         positives.append(summary.positive.ravel())
+        original_max.append(summary.original_max.ravel())
+        variant_max.append(summary.variant_max.ravel())
     cell, size, shape = np.concatenate(cells), len(pair_caption) * len(strata), (len(pair_caption), len(strata))
     return Summary(
         image_keys=image_keys,
@@ -271,6 +308,8 @@ def merge(*summaries: Summary) -> Summary:
         count=np.bincount(cell, weights=np.concatenate(counts), minlength=size).reshape(shape).astype(np.int64),
         value=np.bincount(cell, weights=np.concatenate(values), minlength=size).reshape(shape),
         positive=np.bincount(cell, weights=np.concatenate(positives), minlength=size).reshape(shape),
+        original_max=_cell_max(cell, np.concatenate(original_max), size).reshape(shape),
+        variant_max=_cell_max(cell, np.concatenate(variant_max), size).reshape(shape),
     )
 
 
@@ -285,11 +324,19 @@ def _stratum_order(stratum: tuple[str, str]) -> tuple:
 # Blocks: which strata a reported number averages over, and its per-image numerator/denominator
 
 
+def headline_columns(strata: tuple[tuple[str, str], ...], kind: str) -> list[int]:
+    """Stratum columns the headline statistic of ``kind`` averages over: its core types present,
+    else (a dataset of custom types only) all its types."""
+    columns = [i for i, (_, k) in enumerate(strata) if k == kind]
+    core = [i for i in columns if strata[i][0] in CORE_TYPES]
+    return core or columns
+
+
 def _blocks(summary: Summary) -> list[tuple[str | None, str, list[int]]]:
     """(type or None for the global block, kind, stratum columns) for every reported block."""
     blocks = []
     for kind in KINDS:
-        columns = [i for i, (_, k) in enumerate(summary.strata) if k == kind]
+        columns = headline_columns(summary.strata, kind)
         if columns:
             blocks.append((None, kind, columns))
     blocks += [(type_, kind, [i]) for i, (type_, kind) in enumerate(summary.strata)]
@@ -321,6 +368,13 @@ def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np
                 numerators.append(per_image(np.divide(total, count, out=np.zeros_like(total), where=has)))
                 denominators.append(image_pairs)
             columns.append((type_, kind, metric))
+            support.append((image_pairs, image_rows))
+        if type_ in NWAY_TYPES:  # SNARE n-way: the caption beats every scramble of this type
+            column = strata[0]
+            wins = summary.original_max[:, column] > summary.variant_max[:, column]
+            numerators.append(per_image(has & wins))
+            denominators.append(image_pairs)
+            columns.append((type_, kind, NWAY))
             support.append((image_pairs, image_rows))
     return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
 
@@ -432,6 +486,8 @@ def statistics(
         }
         if intervals is not None:
             block["intervals"][metric] = [float(intervals[j, 0]), float(intervals[j, 1])]
+    result["headline_types"] = {kind: [summary.strata[i][0] for i in headline_columns(summary.strata, kind)]
+                                for kind in KINDS}
     result["bootstrap"] = _bootstrap_info(bootstrap, seed, confidence)
     return result
 
@@ -507,7 +563,7 @@ def compare(
     Both models' replicates use the same resampled images. ``mcnemar`` tests whether the two
     models order original-vs-flip differently (exact binomial McNemar on the discordant flip
     rows; rows are treated as independent, which clustering by image makes optimistic - prefer
-    the bootstrap interval of the PR difference), globally and per flip type.
+    the bootstrap interval of the PR difference), on the headline flip types and per flip type.
     """
     _check_options(bootstrap, confidence)
     scores, rows = _encode(
@@ -531,7 +587,7 @@ def compare(
         if intervals is not None:
             entry["interval"] = [float(intervals[j, 0]), float(intervals[j, 1])]
         _place(result, type_)[metric] = entry
-    flips = np.array([kind == FLIP for _, kind in rows.strata])[rows.stratum]
+    flips = np.isin(rows.stratum, headline_columns(rows.strata, FLIP))
     pos_a = scores["original_scores_a"] > scores["variant_scores_a"]
     pos_b = scores["original_scores_b"] > scores["variant_scores_b"]
     result["mcnemar"] = {"test": "exact binomial McNemar, two-sided", **_mcnemar(pos_a[flips], pos_b[flips])}

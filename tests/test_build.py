@@ -90,6 +90,36 @@ def test_build_layout_card_and_load_dataset(tmp_path):
     assert load_config(out, "pairs").num_rows == pairs.num_rows
 
 
+def test_build_with_extra_families_and_groups(tmp_path):
+    extra = [{"id": 901, "image_id": 1, "caption": "A red bus parked on the street."},
+             {"id": 902, "image_id": 2, "caption": "A blue bus parked on the street."},
+             {"id": 903, "image_id": 3, "caption": "A cat to the left of a dog."},
+             {"id": 904, "image_id": 4, "caption": "A cat to the right of a dog."}]
+    captions, _ = _tiny_coco(tmp_path, extra_annotations=extra)
+    core = build(BuildConfig(captions=captions, out=tmp_path / "core", captions_per_image=6), progress=False)
+    out = tmp_path / "all"
+    summary = build(BuildConfig(captions=captions, out=out, captions_per_image=6, families="all", groups=True),
+                    progress=False)
+    groups = datasets.load_dataset(str(out), "groups", split="test")
+    assert sorted(zip(groups["type"], groups["image_a"], groups["image_b"])) == [("color", 1, 2), ("spatial", 3, 4)]
+    assert groups.features == schema.GROUP_FEATURES
+    pairs = datasets.load_dataset(str(out), "pairs", split="test")
+    core_pairs = datasets.load_dataset(str(core.out), "pairs", split="test")
+    assert {r["variant_id"]: r for r in pairs if r["family"] in ("template", "marker", "object", "color", "count")} \
+        == {r["variant_id"]: r for r in core_pairs}  # the core selection is unchanged by extra families
+    assert {"negation", "binding", "relation", "spatial", "scramble_all", "syntactic"} <= set(pairs["family"])
+    info = json.loads((out / BUILD_INFO).read_text())
+    assert info["families"]["negation"] == {"kind": "flip", "version": "1.0.0"}
+    assert info["counts"]["groups"] == {"total": 2, "color": 1, "spatial": 1} == summary.counts["groups"]
+    assert info["counts"]["by_family"]["scramble_all"]["scramble_all"] == pairs["family"].count("scramble_all")
+    card = (out / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
+    assert "| negation | flip | 1.0.0 | negation |" in card
+    assert main(["build", "--captions", str(captions), "--no-images", "--out", str(tmp_path / "x"),
+                 "--families", "core,nope", "--quiet"]) == 2
+
+
 def test_same_seed_gives_byte_identical_folders(tmp_path):
     captions, images = _tiny_coco(tmp_path)
     a = build(BuildConfig(captions=captions, images=images, out=tmp_path / "a", seed=7), progress=False).out

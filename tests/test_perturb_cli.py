@@ -16,11 +16,13 @@ def test_json_schema(capsys):
     data = json.loads(out)  # exactly one JSON object
     assert set(data) == {"caption", "paraphrases", "flips"}
     assert data["caption"] == CAPTION
-    assert 1 <= len(data["paraphrases"]) <= 6 and all(isinstance(p, str) for p in data["paraphrases"])
+    assert 1 <= len(data["paraphrases"]) <= 6
+    for p in data["paraphrases"]:
+        assert set(p) == {"text", "family", "type"} and p["family"] in ("template", "marker")
     assert 1 <= len(data["flips"]) <= 6
     assert {f["type"] for f in data["flips"]} == {"object", "color", "count"}
     for f in data["flips"]:
-        assert set(f) == {"text", "type", "original", "replacement", "span"}
+        assert set(f) == {"text", "family", "type", "original", "replacement", "span"}
         start, end = f["span"]
         assert CAPTION[start:end] == f["original"]
         assert f["text"] != CAPTION
@@ -64,3 +66,31 @@ def test_non_ascii_caption(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["caption"] == "Zwei Hunde 🐶 and two cats."
     assert any(f["original"] == "two" for f in data["flips"])
+
+
+def test_families_all_json_has_every_family(capsys):
+    caption = "A man riding a red horse next to a white dog to the left of a car before sunset."
+    assert main(["perturb", caption, "--families", "all", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"caption", "paraphrases", "flips"}
+    items = data["paraphrases"] + data["flips"]
+    assert all({"text", "family", "type"} <= set(item) for item in items)
+    assert {item["family"] for item in items} >= {"template", "marker", "object", "color", "syntactic", "negation",
+                                                  "binding", "relation", "spatial", "temporal", "scramble_content",
+                                                  "scramble_function", "scramble_all"}
+
+
+def test_families_list_and_default(capsys):
+    main(["perturb", CAPTION, "--families", "negation,color", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["paraphrases"] == [] and {f["family"] for f in data["flips"]} == {"negation", "color"}
+    main(["perturb", CAPTION, "--json"])
+    default = json.loads(capsys.readouterr().out)
+    assert {f["family"] for f in default["paraphrases"] + default["flips"]} <= {"template", "marker", "object",
+                                                                                "color", "count"}
+
+
+def test_unknown_family_lists_the_valid_ones(capsys):
+    assert main(["perturb", CAPTION, "--families", "core,negashun"]) == 2
+    err = capsys.readouterr().err
+    assert "--families: unknown family 'negashun'" in err and "valid: core, all" in err and "scramble_all" in err

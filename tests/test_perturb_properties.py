@@ -120,7 +120,7 @@ def test_validate_caption_returns_the_stripped_caption_and_names_the_source():
         Perturber.validate_caption("", what="captions.json row 7")
 
 
-@pytest.mark.parametrize("kwargs", [{"k_same": -1}, {"k_diff": 1.5}, {"k_same": True}, {"families": ["negation"]}])
+@pytest.mark.parametrize("kwargs", [{"k_same": -1}, {"k_diff": 1.5}, {"k_same": True}, {"families": ["no_such_family"]}])
 def test_bad_settings_raise_data_error(kwargs):
     with pytest.raises(DataError):
         Perturber(**kwargs)

@@ -36,6 +36,7 @@ def write_scores(folder: Path, seed: int, flip_shift: float) -> Path:
                     "variant_id": f"{image}-{c}-{v}", "kind": kind, "family": type_, "type": type_,
                     "caption": caption, "variant": variant, "s_original": s_original,
                     "s_variant": float(s_original - shift + rng.normal(0, 0.02)),
+                    "t_sim": float(min(1.0, 0.97 + rng.normal(0, 0.02))),
                 })
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "scores.parquet"

@@ -129,16 +129,78 @@ def test_ties_are_not_positive_and_nested_differs_from_pair_level():
 def test_extra_types_are_reported_per_type_with_their_kind():
     data = random_rows(1)
     n = len(data["variant_kinds"])
-    data["variant_types"] = [("negation" if i % 4 == 0 and k == "flip" else t)
+    data["variant_types"] = [("my_flip" if i % 4 == 0 and k == "flip" else t)
                              for i, (k, t) in enumerate(zip(data["variant_kinds"], data["variant_types"]))]
-    with pytest.raises(LGIPInputError, match=r"unknown variant type\(s\) \['negation'\].*extra_types"):
+    with pytest.raises(LGIPInputError, match=r"unknown variant type\(s\) \[.my_flip.\].*extra_types"):
         stats.lgip_statistics(**data, bootstrap=0)
-    result = stats.lgip_statistics(**data, extra_types=["negation"], bootstrap=0)
-    assert result["per_type"]["negation"]["kind"] == "flip"
-    assert list(result["per_type"])[-1] == "negation"
-    value, *_ = reference_block(data, "flip", "negation", "PR", False)
-    assert result["per_type"]["negation"]["PR"] == pytest.approx(value, abs=1e-12)
+    result = stats.lgip_statistics(**data, extra_types=["my_flip"], bootstrap=0)
+    assert result["per_type"]["my_flip"]["kind"] == "flip"
+    assert list(result["per_type"])[-1] == "my_flip"
+    value, *_ = reference_block(data, "flip", "my_flip", "PR", False)
+    assert result["per_type"]["my_flip"]["PR"] == pytest.approx(value, abs=1e-12)
     assert n == len(data["variant_types"])
+
+
+def _only_types(data: dict, types) -> dict:
+    keep = [i for i, t in enumerate(data["variant_types"]) if t in types]
+    return {name: [data[name][i] for i in keep] for name in FIELDS}
+
+
+@pytest.mark.parametrize("pair_level", [False, True])
+def test_headline_averages_the_core_types_only_and_every_type_is_reported(pair_level):
+    """New families (negation, syntactic, ...) are reported per type; Table 1 stays the paper's core."""
+    data = random_rows(4)
+    rng = np.random.default_rng(4)
+    new = {"paraphrase": ("syntactic",), "flip": ("negation", "binding", "spatial")}
+    data["variant_types"] = [new[k][int(rng.integers(len(new[k])))] if rng.random() < 0.4 else t
+                             for k, t in zip(data["variant_kinds"], data["variant_types"])]
+    result = stats.lgip_statistics(**data, pair_level=pair_level, bootstrap=0)
+    core = _only_types(data, stats.CORE_TYPES)
+    for kind, metrics in stats.METRICS.items():
+        for metric in metrics:
+            value, pairs, rows, images = reference_block(core, kind, None, metric, pair_level)
+            assert result[metric] == pytest.approx(value, abs=1e-12)
+            assert result["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
+    for type_ in ("syntactic", "negation", "binding", "spatial"):
+        kind = stats.DECLARED_TYPES[type_]
+        for metric in stats.METRICS[kind]:
+            value, *_ = reference_block(data, kind, type_, metric, pair_level)
+            assert result["per_type"][type_][metric] == pytest.approx(value, abs=1e-12)
+    assert result["headline_types"] == {"paraphrase": ["template", "marker"], "flip": ["object", "color", "count"]}
+    only_new = _only_types(data, ("syntactic", "negation", "binding", "spatial"))
+    fallback = stats.lgip_statistics(**only_new, pair_level=pair_level, bootstrap=0)
+    assert fallback["headline_types"] == {"paraphrase": ["syntactic"], "flip": ["negation", "binding", "spatial"]}
+    assert fallback["PR"] == pytest.approx(reference_block(only_new, "flip", None, "PR", pair_level)[0], abs=1e-12)
+
+
+def nway_reference(data: dict, type_: str) -> tuple[float, int]:
+    """SNARE n-way accuracy by loops: per base pair, s(I,c) strictly above every scramble of the type."""
+    scrambles: dict = {}
+    for original, variant, _, t, caption, image in zip(*(data[f] for f in FIELDS)):
+        if t == type_:
+            scrambles.setdefault((image, caption), (original, []))[1].append(variant)
+    wins = [all(original > v for v in variants) for original, variants in scrambles.values()]
+    return sum(wins) / len(wins), len(wins)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nway_accuracy_matches_a_loop_and_its_interval_covers_it(seed):
+    data = random_rows(seed)
+    rng = np.random.default_rng(seed)
+    data["variant_types"] = [stats.NWAY_TYPES[int(rng.integers(3))] if k == "flip" and rng.random() < 0.5 else t
+                             for k, t in zip(data["variant_kinds"], data["variant_types"])]
+    result = stats.lgip_statistics(**data, bootstrap=200, seed=1)
+    parts = [stats.summarize(**{f: data[f][i::2] for f in FIELDS}) for i in range(2)]
+    merged = stats.statistics(parts[0].merge(parts[1]), bootstrap=0)
+    for type_ in stats.NWAY_TYPES:
+        value, pairs = nway_reference(data, type_)
+        block = result["per_type"][type_]
+        assert block[stats.NWAY] == pytest.approx(value, abs=1e-12)
+        assert block["counts"][stats.NWAY]["base_pairs"] == pairs
+        low, high = block["intervals"][stats.NWAY]
+        assert low <= value <= high
+        assert merged["per_type"][type_][stats.NWAY] == pytest.approx(value, abs=1e-12)
+    assert stats.NWAY not in result  # n-way is per scramble type only
 
 
 # ------------------------------------------------------------------------------------------

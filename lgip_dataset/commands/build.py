@@ -18,6 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the image sample and the variant choice")
     parser.add_argument("--k-same", type=int, default=6, help="paraphrases per caption at most (default 6)")
     parser.add_argument("--k-diff", type=int, default=6, help="flips per caption at most (default 6)")
+    parser.add_argument("--families", default=None,
+                        help="comma-separated variant families: 'core' (the paper's set, default), 'all', or names "
+                             "(see `lgip perturb --help`); extra families get their own cap (K of their kind)")
+    parser.add_argument("--groups", action="store_true",
+                        help="also mine 2x2 groups (image pairs whose captions differ by one flipped word) "
+                             "into the `groups` config")
     parser.add_argument("--license-ids", type=_id_list, default=None,
                         help="keep only images with these COCO license ids, e.g. 4,5 (CC BY, CC BY-SA)")
     parser.add_argument("--image-ids", type=_id_list, default=None,
@@ -49,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         k_diff=args.k_diff,
         license_ids=args.license_ids,
         image_ids=args.image_ids,
+        families=args.families,
+        groups=args.groups,
     )
     start = time.perf_counter()
     summary = build(config, overwrite=args.overwrite, progress=not args.quiet)

@@ -5,6 +5,7 @@ import argparse
 import json
 
 from lgip_dataset.perturb import LEXICON_VERSION, MAX_CAPTION_CHARS, Perturber
+from lgip_dataset.perturb.registry import FAMILIES, resolve_families
 
 
 def _count(text: str) -> int:
@@ -20,16 +21,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the replacement and selection choices (default 0)")
     parser.add_argument("--k-same", type=_count, default=6, help="maximum number of paraphrases (default 6)")
     parser.add_argument("--k-diff", type=_count, default=6, help="maximum number of flips (default 6)")
+    parser.add_argument("--families", default="core",
+                        help="comma-separated families: 'core' (the paper's set, default), 'all', or names: "
+                             + ", ".join(FAMILIES) + ". Extra families get their own cap (k of their kind)")
     parser.add_argument("--json", action="store_true",
-                        help='print one JSON object {"caption", "paraphrases", "flips": [{"text", "type", '
-                             '"original", "replacement", "span"}]}')
+                        help='print one JSON object {"caption", "paraphrases": [{"text", "family", "type"}], '
+                             '"flips": [{"text", "family", "type", "original", "replacement", "span"}]}')
 
 
 def run(args: argparse.Namespace) -> int:
     Perturber.validate_caption(args.caption, what="CAPTION")
-    result = Perturber(k_same=args.k_same, k_diff=args.k_diff).perturb(args.caption, seed=args.seed)
+    perturber = Perturber(k_same=args.k_same, k_diff=args.k_diff, families=resolve_families(args.families, what="--families"))
+    result = perturber.perturb(args.caption, seed=args.seed)
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        print(json.dumps(result.to_dict(with_family=True), ensure_ascii=False))
         return 0
     print(f"caption: {result.caption}")
     print(f"paraphrases ({len(result.paraphrases)}):")
@@ -39,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
     width = max((len(v.type) for v in result.flips), default=0)
     for v in result.flips:
         print(f"  [{v.type}]{' ' * (width - len(v.type))} {v.original} -> {v.replacement}: {v.text}")
-    print(f"(seed {args.seed}, lexicon {LEXICON_VERSION})")
+    print(f"(seed {args.seed}, lexicon {LEXICON_VERSION}, families {','.join(perturber.families)})")
     return 0

@@ -35,3 +35,17 @@ def flip(ctx: CaptionContext, family: str, first: int, span: tuple[int, int], re
     new = ctx.cased(first, original, replacement)
     edits = [(s, e, new), *article_edit(ctx, first, new), *agreement]
     return Variant(apply_edits(ctx.text, edits), "flip", family, family, original, new, (s, e))
+
+
+def region_flip(ctx: CaptionContext, family: str, span: tuple[int, int], edits: list[Edit]) -> Variant:
+    """A multi-word flip: ``edits`` inside ``span`` plus at most an a/an article edit before it.
+
+    ``original`` is the caption's text of ``span`` and ``replacement`` that region's text in the
+    variant, so ``text == caption[:start] + replacement + caption[end:]`` up to the article.
+    """
+    s, e = span
+    text = apply_edits(ctx.text, edits)
+    before = sum(len(new) - (b - a) for a, b, new in edits if b <= s)
+    inside = sum(len(new) - (b - a) for a, b, new in edits if a >= s and b <= e)
+    replacement = text[s + before:e + before + inside]
+    return Variant(text, "flip", family, family, ctx.text[s:e], replacement, (s, e))

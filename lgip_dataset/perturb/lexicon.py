@@ -7,7 +7,7 @@ from functools import lru_cache
 from importlib import resources
 
 LEXICON_VERSION = "1.0.0"
-FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")
+FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import families as _families  # noqa: F401  (registers the families)
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import load_lexicon
-from lgip_dataset.perturb.registry import FAMILIES
+from lgip_dataset.perturb.registry import CORE, FAMILIES, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom, caption_key, family_key
-from lgip_dataset.perturb.select import round_robin
+from lgip_dataset.perturb.select import round_robin, text_key
 from lgip_dataset.perturb.variant import PerturbResult
 
 MAX_CAPTION_CHARS = 1000
@@ -21,20 +21,22 @@ class Perturber:
     The output depends only on (caption, seed, k_same, k_diff, lexicon version): each family draws
     from its own random stream keyed by sha256(seed, caption) XOR sha256(family name), and families
     take turns in the order of those keys, so every family with a candidate is represented.
+
+    ``families`` (names, "core", "all"; default: the paper's core set) picks the families. The core
+    families share the caps k_same / k_diff exactly as in a core-only run, so their selection is
+    byte-identical whatever else is chosen; every other family is selected on its own, with the
+    cap of its kind (k_same or k_diff) for itself alone, after the core ones, in registry order,
+    skipping texts already chosen. Extra families never take a slot from the core types.
     """
 
-    families: tuple[str, ...] = tuple(FAMILIES)
+    families: tuple[str, ...] = CORE
 
-    def __init__(self, k_same: int = 6, k_diff: int = 6, families: Iterable[str] | None = None):
+    def __init__(self, k_same: int = 6, k_diff: int = 6, families: str | Iterable[str] | None = None):
         for name, k in (("k_same", k_same), ("k_diff", k_diff)):
             if not isinstance(k, int) or isinstance(k, bool) or k < 0:
                 raise DataError(f"{name} must be a whole number >= 0, got {k!r}")
-        names = tuple(FAMILIES) if families is None else tuple(families)
-        unknown = [n for n in names if n not in FAMILIES]
-        if unknown:
-            raise DataError(f"unknown perturbation families {unknown}; known: {', '.join(FAMILIES)}")
         self.k_same, self.k_diff = k_same, k_diff
-        self.families = names
+        self.families = resolve_families(families)
         self.lexicon = load_lexicon()
 
     @staticmethod
@@ -60,7 +62,19 @@ class Perturber:
         base = caption_key(seed, caption)
         chosen = {}
         for kind, k in (("paraphrase", self.k_same), ("flip", self.k_diff)):
-            keyed = sorted((family_key(base, n), FAMILIES[n]) for n in self.families if FAMILIES[n].kind == kind)
-            sites = [f.generate(ctx, KeyedRandom(key)) for key, f in keyed] if k else []
-            chosen[kind] = round_robin(sites, k, caption)
+            core = [n for n in self.families if n in CORE and FAMILIES[n].kind == kind]
+            chosen[kind] = self._select(ctx, base, core, k)
+        seen = {text_key(v.text) for v in chosen["paraphrase"] + chosen["flip"]}
+        for name in self.families:
+            if name not in CORE:
+                family = FAMILIES[name]
+                extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff, seen)
+                chosen[family.kind] += extra
         return PerturbResult(caption, chosen["paraphrase"], chosen["flip"])
+
+    @staticmethod
+    def _select(ctx: CaptionContext, base: int, names: list[str], k: int, seen: set[str] | None = None) -> list:
+        """Up to ``k`` variants of the families ``names``, taking turns in the order of their keys."""
+        keyed = sorted((family_key(base, n), FAMILIES[n]) for n in names)
+        sites = [f.generate(ctx, KeyedRandom(key)) for key, f in keyed] if k else []
+        return round_robin(sites, k, ctx.text, seen)

@@ -8,12 +8,15 @@ families are untouched, and so are their outputs (each family has its own random
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from lgip_dataset.errors import DataError
 from lgip_dataset.perturb.variant import Variant
 
 KINDS = ("paraphrase", "flip")
+CORE = ("template", "marker", "object", "color", "count")  # the paper's set: the default
+GROUP_NAMES = ("core", "all")  # names that stand for several families in a --families list
 Generate = Callable[["CaptionContext", "KeyedRandom"], list[Iterator[Variant]]]  # noqa: F821
 
 
@@ -22,19 +25,44 @@ class Family:
     name: str
     kind: str
     generate: Generate
+    version: str = "1.0.0"
 
 
 FAMILIES: dict[str, Family] = {}
 
 
-def register(name: str, kind: str) -> Callable[[Generate], Generate]:
-    """Decorator: register ``generate`` as the family ``name`` of ``kind``."""
+def register(name: str, kind: str, version: str = "1.0.0") -> Callable[[Generate], Generate]:
+    """Decorator: register ``generate`` as the family ``name`` of ``kind``; bump ``version`` when
+    its output changes."""
     if kind not in KINDS:
         raise ValueError(f"family kind must be one of {KINDS}, got {kind!r}")
 
     def deco(generate: Generate) -> Generate:
         if name in FAMILIES:
             raise ValueError(f"family {name!r} is already registered")
-        FAMILIES[name] = Family(name, kind, generate)
+        FAMILIES[name] = Family(name, kind, generate, version)
         return generate
     return deco
+
+
+def resolve_families(spec: str | Iterable[str] | None, what: str = "families") -> tuple[str, ...]:
+    """Family names from a comma-separated list or an iterable of names, where "core" stands for
+    the paper's set and "all" for every registered family; None -> the core set. Registry order,
+    no duplicates. DataError naming ``what`` and listing the valid names for an unknown name."""
+    if spec is None:
+        return CORE
+    names = spec.split(",") if isinstance(spec, str) else [str(n) for n in spec]
+    names = [n.strip() for n in names if n.strip()]
+    wanted: set[str] = set()
+    for name in names:
+        if name == "core":
+            wanted.update(CORE)
+        elif name == "all":
+            wanted.update(FAMILIES)
+        elif name in FAMILIES:
+            wanted.add(name)
+        else:
+            raise DataError(f"{what}: unknown family {name!r}; valid: {', '.join(GROUP_NAMES + tuple(FAMILIES))}")
+    if not wanted:
+        raise DataError(f"{what}: no family given; valid: {', '.join(GROUP_NAMES + tuple(FAMILIES))}")
+    return tuple(n for n in FAMILIES if n in wanted)

@@ -60,3 +60,8 @@ def shuffled(items: Sequence[T], rng: KeyedRandom) -> Iterator[T]:
         j = randrange(i, len(pool))
         pool[i], pool[j] = pool[j], pool[i]
         yield pool[i]
+
+
+def single_sites(variants: Sequence[T], rng: KeyedRandom) -> list[Iterator[T]]:
+    """One site per variant (each site has exactly one candidate), in a seeded random order."""
+    return [iter((v,)) for v in shuffled(variants, rng)]

@@ -27,11 +27,13 @@ def _next_new(sites: deque[Iterator[Variant]], seen: set[str]) -> Variant | None
     return None
 
 
-def round_robin(families: list[list[Iterator[Variant]]], k: int, caption: str) -> list[Variant]:
+def round_robin(families: list[list[Iterator[Variant]]], k: int, caption: str,
+                seen: set[str] | None = None) -> list[Variant]:
     """Up to ``k`` variants, one family at a time in the given order, so every family that has a
-    candidate is represented when k >= the number of such families. Variants equal to the caption
-    or to an earlier variant are skipped."""
-    seen = {text_key(caption)}
+    candidate is represented when k >= the number of such families. Variants equal to the caption,
+    to an earlier variant or to a text key in ``seen`` (updated in place) are skipped."""
+    seen = set() if seen is None else seen
+    seen.add(text_key(caption))
     out: list[Variant] = []
     active = [deque(sites) for sites in families if sites]
     while active and len(out) < k:

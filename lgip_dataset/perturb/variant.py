@@ -12,6 +12,11 @@ class Variant:
     inserted word(s)) and ``span`` = (start, end) of ``original`` in the caption. A flip may also
     change the article right before the span (a/an) and, for counts, the number of the counted noun;
     those agreement edits are outside ``span``. Paraphrases leave the three fields ``None``.
+
+    Multi-word flips (negation, binding, relation, scrambles) record the edited *region*: ``span``
+    runs from the first to the last edited word of the caption, ``original`` is the caption's text
+    there and ``replacement`` the variant's text of that region, so the variant is
+    ``caption[:start] + replacement + caption[end:]`` (up to an a/an change right before ``span``).
     """
     text: str
     kind: str  # "paraphrase" | "flip"
@@ -28,11 +33,18 @@ class PerturbResult:
     paraphrases: list[Variant]
     flips: list[Variant]
 
-    def to_dict(self) -> dict:
-        """The JSON form printed by ``lgip perturb --json``."""
+    def to_dict(self, with_family: bool = False) -> dict:
+        """The JSON form: paraphrases as strings and flips as objects; with ``with_family`` (the
+        form ``lgip perturb --json`` prints) every item is an object with ``text``, ``family`` and
+        ``type``, flips also with ``original``, ``replacement`` and ``span``."""
+        if with_family:
+            paraphrases = [{"text": v.text, "family": v.family, "type": v.type} for v in self.paraphrases]
+        else:
+            paraphrases = [v.text for v in self.paraphrases]
         return {
             "caption": self.caption,
-            "paraphrases": [v.text for v in self.paraphrases],
-            "flips": [{"text": v.text, "type": v.type, "original": v.original,
-                       "replacement": v.replacement, "span": list(v.span)} for v in self.flips],
+            "paraphrases": paraphrases,
+            "flips": [{"text": v.text, **({"family": v.family} if with_family else {}), "type": v.type,
+                       "original": v.original, "replacement": v.replacement, "span": list(v.span)}
+                      for v in self.flips],
         }

@@ -2,7 +2,10 @@
 
 Writes into ``--out``: ``scores.parquet`` and ``provenance.json`` (the scoring engine),
 ``results.json`` (statistics + provenance, atomically) and ``report/`` (tables, frontier plot,
-qualitative page). A rerun takes every embedding from the engine's cache. Under ``torchrun``
+qualitative page). Whatever the dataset holds is reported without flags: every variant family per
+type (Table 1 stays the paper's core families), the scrambles' n-way accuracy, the blind baselines
+(cross-fitted n-gram LM, the LM-balanced flip set seeded by ``--seed``, text-only similarity) and,
+when the dataset has a ``groups`` config, the 2x2 text/image/group scores. A rerun takes every embedding from the engine's cache. Under ``torchrun``
 (``torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...``) every rank scores a shard
 and rank 0 computes and writes the rest.
 """
@@ -28,11 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from lgip_dataset import SAMPLE_DIR
     from lgip_dataset.errors import DataError
     from lgip_metric import results, stats
+    from lgip_metric.blind import blind_report
     from lgip_metric.commands.score import summary
     from lgip_metric.engine import score_dataset
+    from lgip_metric.groups import group_scores
     from lgip_metric.report import write_report
 
     scored = score_dataset(
@@ -43,20 +50,24 @@ def run(args: argparse.Namespace) -> int:
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun only rank 0 computes and writes
         return 0
     print(summary(scored.provenance, scored.scores_path))
+    options = dict(pair_level=args.pair_level, bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence)
     try:
-        statistics = results.statistics_of(
-            results.read_score_rows(scored.scores_path), pair_level=args.pair_level,
-            bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
-        )
+        statistics = results.statistics_of(results.read_score_rows(scored.scores_path), **options)
+        blind_block = blind_report(pd.read_parquet(scored.scores_path), balance_seed=args.seed, **options)
     except stats.LGIPInputError as err:
         raise DataError(f"{scored.scores_path}: {err}") from None
+    group_block = group_scores(pd.read_parquet(scored.groups_path)) if scored.groups_path else None
     out = Path(args.out)
     path = results.write_results(
         out / results.RESULTS_FILE,
-        results.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out)),
+        results.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out),
+                              blind=blind_block, groups=group_block),
     )
     report = write_report([results.load_results(path)], out / "report", paper=args.paper_reference)
     print(headline(statistics))
+    lm = blind_block["lm"]["blind"]["per_type"]
+    print("  blind n-gram LM PR (text only, cross-fitted): "
+          + ", ".join(f"{t} {lm[t]['PR']:.4f}" for t in statistics["headline_types"][stats.FLIP] if t in lm))
     print(f"results -> {path}\nreport  -> {report['report.md']}")
     return 0
 

@@ -6,6 +6,8 @@
 - ``table2.md`` / ``table2.csv``: the same per variant type (Table 2);
 - ``frontier.png`` / ``frontier.svg``: the invariance-sensitivity frontier (Figure 2);
 - ``qualitative.md``: flips where models disagree most (Figure 3), with thumbnails;
+- ``nway.md``, ``blind.md``, ``groups.md`` (each with a CSV), when the results hold them: the
+  scrambles' n-way accuracy, the blind baselines beside every model's PR, the 2x2 group scores;
 - ``comparison.md`` / ``comparison.csv`` (two or more models): every model against the first,
   paired image-bootstrap intervals of the differences and McNemar's test on the flips;
 - ``report.md``: an index of the above.
@@ -20,7 +22,7 @@ import pandas as pd
 
 from lgip_metric import stats
 from lgip_metric.atomic import atomic_write_text
-from lgip_metric.report import plots, qualitative, tables
+from lgip_metric.report import plots, probes, qualitative, tables
 from lgip_metric.results import Results, load_comparable
 
 QUALITATIVE_TOP = 12
@@ -53,6 +55,7 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
         "table2.md": tables.table2_markdown(results, paper),
         "table2.csv": tables.to_csv(tables.table2_records(results, paper)),
         "qualitative.md": qualitative.page(results, out, top),
+        **probes.sections(results),
     }
     if len(results) > 1:
         compared = [(other, *_compare(results[0], other)) for other in results[1:]]
@@ -66,7 +69,8 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
     for path in plots.frontier(results, out, paper):
         paths[path.name] = path
     index = ["# LGIP report", "", *(f"- [{name}]({name})" for name in paths), "",
-             texts["table1.md"], "![frontier](frontier.png)", ""]
+             texts["table1.md"], "![frontier](frontier.png)", "",
+             *(texts[name] for name in ("nway.md", "blind.md", "groups.md") if name in texts)]
     paths["report.md"] = out / "report.md"
     atomic_write_text(paths["report.md"], "\n".join(index))
     return paths

@@ -10,6 +10,8 @@ from lgip_metric.results import RANDOM_MARK, Results
 METRICS = ("E_inv", "E_sens", "PR")
 ARROWS = {"E_inv": "↓", "E_sens": "↑", "PR": "↑"}
 MEASURED = "measured"
+BLIND = "blind (text only)"
+BLIND_LABEL = "n-gram LM, cross-fitted (no image)"
 COUNT_KEYS = ("base_pairs", "variant_rows", "images")
 
 
@@ -42,8 +44,11 @@ def notes(results: list[Results], paper: bool) -> str:
     """What every table's numbers mean: averaging, intervals, dataset, random weights, quotes."""
     first = results[0].data
     boot = results[0].statistics["bootstrap"]
+    headline = first["statistics"].get("headline_types")
     lines = [
         f"- Averaging: **{first['averaging']}** — {stats.AVERAGING[first['averaging']]}.",
+        *([f"- Table 1 averages the paper's core types only (paraphrases: {', '.join(headline['paraphrase'])}; "
+           f"flips: {', '.join(headline['flip'])}); every type is in Table 2."] if headline else []),
         f"- Dataset: `{first['dataset'].get('source')}` (config `{first['dataset'].get('config')}`, "
         f"fingerprint `{first['dataset']['fingerprint']}`).",
     ]
@@ -138,6 +143,10 @@ def table2_markdown(results: list[Results], paper: bool) -> str:
             block = r.statistics["per_type"].get(t)
             cells += [number(block[m], block.get("intervals", {}).get(m)) if block else "—" for m in ("E_sens", "PR")]
         rows.append([r.label, *cells, MEASURED])
+    lm = next((r.data["blind"]["lm"]["blind"]["per_type"] for r in results if r.data.get("blind")), None)
+    if lm:
+        rows.append([BLIND_LABEL, *(cell for t in flips for cell in ("—", number(lm[t]["PR"], lm[t]["interval"])
+                                                                     if t in lm else "—")), BLIND])
     if paper:
         for row in reference.table2():
             values = row["per_type"]

@@ -1,0 +1,60 @@
+"""Negation flips (SNARE "negation logic"): one true attribute or relation of the caption negated.
+
+Three grammatical constructions, one negation per variant:
+- a be-verb gets "not": "a dog is sleeping" -> "a dog is not sleeping";
+- an -ing relation right after its noun gets "not": "a man riding a horse" -> "a man not riding a horse";
+- an attribute moves into a negated relative clause: "a brown dog on a couch" -> "a dog that is not
+  brown on a couch" ("are" for a plural noun), with the article fixed ("an orange cat" -> "a cat ...").
+Questions and already negated verbs are left alone.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lgip_dataset.perturb.context import CaptionContext, Unit
+from lgip_dataset.perturb.edits import article_edit, region_flip
+from lgip_dataset.perturb.phrases import attribute_pairs, is_ing_verb
+from lgip_dataset.perturb.registry import register
+from lgip_dataset.perturb.seeding import KeyedRandom, single_sites
+from lgip_dataset.perturb.senses import noun_number
+from lgip_dataset.perturb.text import is_title
+from lgip_dataset.perturb.variant import Variant
+
+BE_VERBS = frozenset(("is", "are", "was", "were"))
+NEGATORS = frozenset(("not", "n't", "never"))
+
+
+def _insert_not(ctx: CaptionContext, i: int, after: bool) -> Variant:
+    """"not" inserted after (be-verb) or before (-ing verb, never sentence-initial) token ``i``;
+    the span is that token."""
+    tok = ctx.tokens[i]
+    new = f"{tok.text} not" if after else f"not {tok.text}"
+    return region_flip(ctx, "negation", (tok.start, tok.end), [(tok.start, tok.end, new)])
+
+
+def _negated_attribute(ctx: CaptionContext, i: int, unit: Unit) -> Variant:
+    adj = ctx.tokens[i]
+    noun = ctx.text[unit.span[0]:unit.span[1]]
+    if ctx.sentence_start(i) and is_title(adj.text):
+        noun = noun[:1].upper() + noun[1:]
+    be = "is" if noun_number(ctx, unit) == "singular" else "are"
+    attribute = adj.low if is_title(adj.text) else adj.text
+    new = f"{noun} that {be} not {attribute}"
+    span = (adj.start, unit.span[1])
+    return region_flip(ctx, "negation", span, [(*span, new), *article_edit(ctx, i, new)])
+
+
+@register("negation", "flip", version="1.0.0")
+def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
+    """One site per be-verb, per -ing relation after a noun and per attribute of a noun."""
+    if ctx.text.rstrip().endswith("?") or any(t.low in NEGATORS for t in ctx.tokens):
+        return []
+    sites = []
+    ends = {u.end - 1 for u in ctx.units.values() if u.form is not None}
+    for i, tok in enumerate(ctx.tokens):
+        if i and tok.low in BE_VERBS and ctx.next_word(i) is not None:
+            sites.append(_insert_not(ctx, i, after=True))
+        elif i - 1 in ends and ctx.joined(i - 1, i) and is_ing_verb(ctx, i):
+            sites.append(_insert_not(ctx, i, after=False))
+    sites += [_negated_attribute(ctx, i, unit) for i, unit in attribute_pairs(ctx)]
+    return single_sites(sites, rng)

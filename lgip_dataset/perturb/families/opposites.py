@@ -1,0 +1,68 @@
+"""One-word spatial and temporal flips (ControlledImCaps, EqBen): a spatial or temporal unit ->
+its opposite: left<->right, above<->below, on top of<->underneath, in front of<->behind,
+inside<->outside; before<->after. Whole words and multiword units only ("in front of" is one
+unit). "left"/"right" are flipped only as directions (after "the", "to", "his", ...: not "a bag
+left on a bench", not "right next to"); no unit is flipped before "construction", "way", ...;
+"before"/"after" only in their temporal sense: before an -ing verb or a listed event word, directly
+or after a determiner ("after falling", "before the game"; not "running after a ball", "kneeling
+before two horses") (``probes.json``). An upper-case word gets an upper-case opposite ("INSIDE").
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.edits import flip
+from lgip_dataset.perturb.probe_lexicon import load_probe_lexicon
+from lgip_dataset.perturb.registry import register
+from lgip_dataset.perturb.seeding import KeyedRandom, single_sites
+from lgip_dataset.perturb.variant import Variant
+
+DIRECTIONS = frozenset(("left", "right"))
+EVENT_DETERMINERS = frozenset(("a", "an", "the", "his", "her", "their", "its", "my", "our"))
+
+
+def _temporal(ctx: CaptionContext, last: int) -> bool:
+    """True when the words after token ``last`` make before/after temporal."""
+    events = load_probe_lexicon().temporal_events
+    nxt = ctx.next_word(last)
+    if nxt is not None and nxt.low in EVENT_DETERMINERS:
+        nxt = ctx.next_word(last + 1)
+    return nxt is not None and (nxt.low in events or (nxt.low.endswith("ing") and ctx.is_content(nxt)))
+
+
+def opposite_units(ctx: CaptionContext, family: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(first token, end token, opposite unit) of every flippable unit of ``family``, longest first."""
+    probes = load_probe_lexicon()
+    table, lows = probes.opposites[family], [t.low for t in ctx.tokens]
+    found, i = [], 0
+    while i < len(lows):
+        for n in range(min(probes.max_unit_words, len(lows) - i), 0, -1):
+            unit = tuple(lows[i:i + n])
+            if unit in table and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1)):
+                prev, nxt = ctx.prev_word(i), ctx.next_word(i + n - 1)
+                sense_ok = (unit[0] not in DIRECTIONS or (prev is not None and prev.low in probes.left_right_after)) \
+                    and (family != "temporal" or _temporal(ctx, i + n - 1))
+                if sense_ok and (nxt is None or nxt.low not in probes.not_before):
+                    found.append((i, i + n, table[unit]))
+                break
+        i += n  # n == 1 when nothing matched
+    return found
+
+
+def _flip(ctx: CaptionContext, family: str, i: int, j: int, opposite: tuple[str, ...]) -> Variant:
+    """Tokens ``i..j-1`` replaced by ``opposite``, upper-case for an upper-case word ("INSIDE")."""
+    span = ctx.span(i, j)
+    original, word = ctx.text[span[0]:span[1]], " ".join(opposite)
+    return flip(ctx, family, i, span, word.upper() if len(original) > 1 and original.isupper() else word)
+
+
+def _generator(family: str):
+    def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
+        return single_sites([_flip(ctx, family, i, j, opposite) for i, j, opposite in opposite_units(ctx, family)], rng)
+    generate.__doc__ = f"One site per {family} unit with a listed opposite."
+    return generate
+
+
+for _family in ("spatial", "temporal"):
+    register(_family, "flip", version="1.0.0")(_generator(_family))

@@ -1,0 +1,58 @@
+"""The contract of the extended probe families as executable checks (used by the tests).
+
+Every probe flip is the caption with its recorded region replaced: ``text == caption[:start] +
+replacement + caption[end:]``, up to an a/an change right before the region (not for scrambles,
+which fix no article). On top of that:
+- binding, relation and scrambles keep the bag of words (case-insensitive);
+- negation adds exactly one "not" and otherwise only "that is/are" and an a/an change;
+- spatial/temporal replace one listed unit by its listed opposite.
+Syntactic paraphrases differ from the caption and carry no span.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from lgip_dataset.perturb.invariants import flip_problems
+from lgip_dataset.perturb.probe_lexicon import load_probe_lexicon
+from lgip_dataset.perturb.select import text_key
+from lgip_dataset.perturb.text import WORD_RE
+from lgip_dataset.perturb.variant import PerturbResult, Variant
+
+SAME_BAG = frozenset(("binding", "relation", "scramble_content", "scramble_function", "scramble_all"))
+NEGATION_WORDS = frozenset(("not", "that", "is", "are", "a", "an"))
+
+
+def bag(text: str) -> Counter:
+    """The words of ``text``, lower-cased, with their counts."""
+    return Counter(w.lower() for w in WORD_RE.findall(text))
+
+
+def probe_problems(caption: str, v: Variant) -> list[str]:
+    """Ways in which the probe variant ``v`` breaks its family's contract for ``caption``."""
+    if v.kind == "paraphrase":
+        ok = v.span is None and v.original is None and text_key(v.text) != text_key(caption)
+        return [] if ok else [f"not a syntactic paraphrase of the caption: {v}"]
+    if v.family.startswith("scramble_"):
+        problems = [] if caption[:v.span[0]] + v.replacement + caption[v.span[1]:] == v.text else \
+            ["text is not the caption with only the region replaced"]
+        if text_key(v.text) == text_key(caption) or caption[v.span[0]:v.span[1]] != v.original:
+            problems.append("scramble equals the caption or its span is wrong")
+    else:
+        problems = flip_problems(caption, v)
+    if v.family in SAME_BAG and bag(v.text) != bag(caption):
+        problems.append("bag of words changed")
+    if v.family == "negation":
+        added, removed = bag(v.text) - bag(caption), bag(caption) - bag(v.text)
+        if added["not"] != 1 or set(added) - NEGATION_WORDS or set(removed) - {"a", "an"}:
+            problems.append(f"not exactly one negation: +{dict(added)} -{dict(removed)}")
+    if v.family in ("spatial", "temporal"):
+        table = load_probe_lexicon().opposites[v.family]
+        if table.get(tuple(v.original.lower().split())) != tuple(v.replacement.lower().split()):
+            problems.append(f"{v.original!r} -> {v.replacement!r} is not a listed opposite")
+    return problems
+
+
+def probe_result_problems(result: PerturbResult, core: frozenset[str]) -> list[str]:
+    """Every broken contract among the variants of families outside ``core``."""
+    return [f"{v.family}: {p}" for v in result.paraphrases + result.flips if v.family not in core
+            for p in probe_problems(result.caption, v)]

@@ -1,0 +1,145 @@
+"""Blind baselines (SugarCrepe's lesson): how far text alone goes on the flips.
+
+(a) A text-only plausibility scorer: the bigram Kneser-Ney model of :mod:`lgip_metric.ngram`,
+    trained on the evaluated dataset's own human captions and **cross-fitted by image**: images
+    fall in two folds by a stable hash of their id, the model trained on one fold's captions
+    scores the rows of the other fold's images, so no caption is scored by a model that saw it.
+    Its blind positive rate per flip type has PR's nesting:
+    mean over base pairs of the mean over flips of 1[LM(c) > LM(c†)] (a tie is not positive).
+(b) The model's own text-only similarity ``t_sim`` = cos(f_text(c), f_text(c†)) (a column of the
+    score file): its mean per type and the share above ``COLLAPSE`` (text-encoder collapse,
+    ControlledImCaps).
+
+``balance`` is SugarCrepe's adversarial refinement, seeded: per flip type, among the flips the LM
+ranks below the original and those it ranks above (ties dropped), the larger group is subsampled
+to the size of the smaller, so the blind scorer sits at chance (row-level 0.5) on what is kept.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from lgip_metric import stats
+from lgip_metric.ngram import BigramKN
+
+FOLDS = 2
+COLLAPSE = 0.99
+LM_DESCRIPTION = (
+    "bigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_metric.ngram; trained on the "
+    "evaluated dataset's own human captions, cross-fitted by image (2 folds by SHA-256 of image_id: the model of "
+    "one fold scores the rows of the other fold's images)"
+)
+
+
+def _stable_hash(values, salt: str = "") -> np.ndarray:
+    """A 64-bit hash of each value's text, identical on every machine and run."""
+    return np.array([int.from_bytes(hashlib.sha256(f"{salt}{v}".encode()).digest()[:8], "big") for v in values],
+                    dtype=np.uint64)
+
+
+def image_folds(image_ids) -> np.ndarray:
+    """Cross-fitting fold (0 or 1) of each image id."""
+    return (_stable_hash(image_ids) % FOLDS).astype(np.int64)
+
+
+def lm_scores(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-fitted LM log-probabilities of every row's caption and variant.
+
+    ``rows`` needs ``image_id``, ``caption_id``, ``caption`` and ``variant``.
+    """
+    fold = image_folds(rows["image_id"].to_numpy())
+    original = np.empty(len(rows))
+    variant = np.empty(len(rows))
+    for f in range(FOLDS):
+        train = rows.loc[fold == f].drop_duplicates("caption_id")["caption"]
+        model = BigramKN().fit(train.tolist())
+        scored = fold != f
+        for out, column in ((original, "caption"), (variant, "variant")):
+            codes, texts = pd.factorize(rows.loc[scored, column])
+            out[scored] = np.array([model.logprob(t) for t in texts])[codes]
+    return original, variant
+
+
+def _pr_block(block: dict) -> dict:
+    return {"PR": block["PR"], "interval": block.get("intervals", {}).get("PR"), "counts": block["counts"]["PR"]}
+
+
+def positive_rates(rows: pd.DataFrame, original, variant, **options) -> dict:
+    """PR of a scorer (any ``original``/``variant`` scores) on ``rows``: headline and per flip type."""
+    result = stats.lgip_statistics(original, variant, rows["kind"].to_numpy(), rows["type"].to_numpy(),
+                                   rows["caption_id"].to_numpy(), rows["image_id"].to_numpy(),
+                                   extra_types=sorted(set(rows["type"])), **options)
+    return {"headline": _pr_block(result), "headline_types": result["headline_types"][stats.FLIP],
+            "per_type": {t: _pr_block(b) for t, b in result["per_type"].items() if b["kind"] == stats.FLIP}}
+
+
+def balance(rows: pd.DataFrame, lm_original, lm_variant, seed: int = 0) -> tuple[np.ndarray, dict]:
+    """Keep-mask of the balanced flip set (paraphrase rows always kept) and the counts per flip type.
+
+    Per flip type, each base pair keeps one flip (LM ties dropped); then the larger of the groups
+    "LM prefers the original" / "LM prefers the flip" is cut to the size of the smaller. With one
+    flip per base pair the caption-nested blind PR equals the row rate: exactly 0.5 per type. Every
+    choice takes the smallest seeded hash of ``row_id``, so it depends on the seed and the rows,
+    not on their order.
+    """
+    keep = (rows["kind"] == stats.PARAPHRASE).to_numpy().copy()
+    prefers_original = np.asarray(lm_original) > np.asarray(lm_variant)
+    prefers_flip = np.asarray(lm_original) < np.asarray(lm_variant)
+    rank = _stable_hash(rows["row_id"].to_numpy(), salt=f"{seed}:")
+    counts = {}
+    for type_ in sorted(set(rows.loc[rows["kind"] == stats.FLIP, "type"])):
+        of_type = (rows["type"] == type_).to_numpy()
+        decided = np.flatnonzero(of_type & (prefers_original | prefers_flip))
+        by_rank = decided[np.argsort(rank[decided], kind="stable")]
+        pairs = rows[["image_id", "caption_id"]].iloc[by_rank]
+        one_per_pair = by_rank[~pairs.duplicated().to_numpy()]
+        groups = [one_per_pair[prefers_original[one_per_pair]], one_per_pair[prefers_flip[one_per_pair]]]
+        size = min(len(g) for g in groups)
+        for group in groups:
+            keep[group[:size]] = True  # groups are already in rank order
+        ties = int(of_type.sum()) - int((of_type & (prefers_original | prefers_flip)).sum())
+        counts[type_] = {"flips": int(of_type.sum()), "lm_prefers_original": int((of_type & prefers_original).sum()),
+                         "lm_prefers_flip": int((of_type & prefers_flip).sum()), "ties": ties,
+                         "base_pairs": len(one_per_pair), "kept": 2 * size}
+    return keep, counts
+
+
+def text_similarity(rows: pd.DataFrame) -> dict:
+    """Mean ``t_sim`` and the share above ``COLLAPSE`` per variant type (rows, not base pairs)."""
+    grouped = rows.assign(collapsed=rows["t_sim"] > COLLAPSE).groupby("type", sort=False)
+    return {t: {"mean": float(g["t_sim"].mean()), "share_collapsed": float(g["collapsed"].mean()), "rows": len(g)}
+            for t, g in grouped}
+
+
+def blind_report(rows: pd.DataFrame, *, balance_seed: int = 0, **options) -> dict:
+    """The ``blind`` block of results.json for one model's score rows.
+
+    ``rows`` are a score file's rows (``row_id``, ids, texts, ``kind``, ``type``, ``s_original``,
+    ``s_variant`` and, when the file has it, ``t_sim``); ``options`` go to the statistics. The
+    balanced block is None when no flip survives the balancing (e.g. the LM prefers one side always).
+    """
+    lm_original, lm_variant = lm_scores(rows)
+    keep, counts = balance(rows, lm_original, lm_variant, balance_seed)
+    kept = rows.loc[keep]
+    balanced = None
+    if (kept["kind"] == stats.FLIP).any():
+        balanced = {
+            "blind": positive_rates(kept, lm_original[keep], lm_variant[keep], **options),
+            "model": positive_rates(kept, kept["s_original"].to_numpy(), kept["s_variant"].to_numpy(), **options),
+        }
+    report = {
+        "lm": {"scorer": LM_DESCRIPTION, "blind": positive_rates(rows, lm_original, lm_variant, **options)},
+        "balanced": {
+            "rule": "per flip type, one flip per base pair, then the LM-prefers-original and LM-prefers-flip "
+                    f"flips subsampled to equal size (smallest seeded hash of row_id, seed {balance_seed}); LM ties "
+                    "dropped; the blind LM's PR per type is then exactly 0.5, nested as PR is",
+            "seed": balance_seed,
+            "counts": counts,
+            **(balanced or {"blind": None, "model": None}),
+        },
+    }
+    if "t_sim" in rows:
+        report["text_similarity"] = {"threshold": COLLAPSE, "per_type": text_similarity(rows)}
+    return report

@@ -1,0 +1,86 @@
+"""A small, exact bigram language model with interpolated Kneser-Ney smoothing (no dependencies).
+
+The text-only "blind" plausibility scorer of LGIP: trained on captions, it gives each sentence
+``log P(</s> w_n ... w_1 <s>)``. Definitions (Chen & Goodman's interpolated KN, one discount ``d``)::
+
+    P_cont(w)   = max(N1+(. w) - d, 0) / N1+(. .)  +  d * |{w: N1+(. w) > 0}| / N1+(. .) * 1 / |V|
+    P(w | v)    = max(c(v w) - d, 0) / c(v)  +  d * N1+(v .) / c(v) * P_cont(w)      (c(v) > 0)
+    P(w | v)    = P_cont(w)                                                             (c(v) = 0)
+
+``N1+(. w)`` counts the distinct words seen before ``w``, ``N1+(v .)`` the distinct words seen after
+``v``, ``N1+(. .)`` the distinct bigrams; ``V`` is the predicted vocabulary (every word and ``</s>``)
+plus one unknown word, so unseen words keep a small, non-zero probability. A model trained on no
+text gives every sentence log-probability 0.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Iterable
+
+BOS, EOS = "<s>", "</s>"
+DISCOUNT = 0.75
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters/digits, with an inner apostrophe), punctuation dropped."""
+    return _WORD.findall(text.lower())
+
+
+def _bigrams(text: str) -> list[tuple[str, str]]:
+    tokens = [BOS, *words(text), EOS]
+    return list(zip(tokens[:-1], tokens[1:]))
+
+
+class BigramKN:
+    """Interpolated Kneser-Ney bigram model; ``fit`` on sentences, then ``logprob`` of a sentence."""
+
+    def __init__(self, discount: float = DISCOUNT):
+        if not 0.0 < discount < 1.0:
+            raise ValueError(f"the Kneser-Ney discount must be in (0, 1), got {discount!r}")
+        self.discount = discount
+        self.bigrams: Counter = Counter()
+        self.history: Counter = Counter()  # c(v)
+        self.followers: Counter = Counter()  # N1+(v .)
+        self.continuation: Counter = Counter()  # N1+(. w)
+        self.bigram_types = 0  # N1+(. .)
+
+    def fit(self, sentences: Iterable[str]) -> "BigramKN":
+        """Count the bigrams of ``sentences`` (each with ``<s>`` and ``</s>``)."""
+        self.bigrams = Counter(b for sentence in sentences for b in _bigrams(sentence))
+        self.history, self.followers, self.continuation = Counter(), Counter(), Counter()
+        for (v, w), n in self.bigrams.items():
+            self.history[v] += n
+            self.followers[v] += 1
+            self.continuation[w] += 1
+        self.bigram_types = len(self.bigrams)
+        return self
+
+    def continuation_prob(self, word: str) -> float:
+        """P_cont(word), the lower order distribution (interpolated with uniform over V)."""
+        total, d = self.bigram_types, self.discount
+        if not total:
+            return 1.0
+        vocabulary = len(self.continuation) + 1  # + the unknown word
+        return max(self.continuation[word] - d, 0.0) / total + d * len(self.continuation) / total / vocabulary
+
+    def prob(self, word: str, previous: str) -> float:
+        """P(word | previous)."""
+        lower = self.continuation_prob(word)
+        seen = self.history[previous]
+        if not seen:
+            return lower
+        d = self.discount
+        return max(self.bigrams[(previous, word)] - d, 0.0) / seen + d * self.followers[previous] / seen * lower
+
+    def logprob(self, sentence: str) -> float:
+        """Natural-log probability of the whole sentence, ``<s>`` ... ``</s>``."""
+        return sum(math.log(self.prob(w, v)) for v, w in _bigrams(sentence))
+
+
+def by_word_frequency(sentences: Iterable[str]) -> Counter:
+    """Word counts over ``sentences`` (the tokens ``logprob`` sees)."""
+    return Counter(w for sentence in sentences for w in words(sentence))
+
