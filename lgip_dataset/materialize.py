@@ -256,10 +256,14 @@ def _tidy_counts(counts: Counter) -> dict:
 
 
 def _write_groups(staging: Path, selected: list[ImageEntry], seed: int) -> dict:
-    """Mine the 2x2 groups among the build's captions, write the ``groups`` config, return counts."""
+    """Mine the 2x2 groups among the build's captions, write the ``groups`` config, return counts.
+
+    With no group found no config is written (an empty config would not load); the counts say 0.
+    """
     rows = mine_groups(((c.caption_id, e.image_id, c.text) for e in selected for c in e.captions), seed=seed)
-    columns = {name: [r[name] for r in rows] for name in schema.GROUP_FEATURES}
-    _write_config_shards(staging / schema.GROUPS, columns, schema.GROUP_FEATURES, PAIRS_PER_SHARD)
+    if rows:
+        columns = {name: [r[name] for r in rows] for name in schema.GROUP_FEATURES}
+        _write_config_shards(staging / schema.GROUPS, columns, schema.GROUP_FEATURES, PAIRS_PER_SHARD)
     per_type = Counter(r["type"] for r in rows)
     return {"total": len(rows), **dict(sorted(per_type.items()))}
 
@@ -322,7 +326,7 @@ def _build_info(config: BuildConfig, families: tuple[str, ...], counts: dict, sk
         "images_embedded": config.images is not None,
         "families": {n: {"kind": FAMILIES[n].kind, "version": FAMILIES[n].version} for n in families},
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
-        + ([schema.GROUPS] if config.groups else []),
+        + ([schema.GROUPS] if counts.get("groups", {}).get("total") else []),
         "counts": counts,
         "skips": skips.as_dict(),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},

@@ -120,6 +120,18 @@ def test_build_with_extra_families_and_groups(tmp_path):
                  "--families", "core,nope", "--quiet"]) == 2
 
 
+def test_groups_asked_for_but_none_found(tmp_path):
+    """No 2x2 group among the captions: no empty `groups` config (it would not load), a count of 0."""
+    captions, images = _tiny_coco(tmp_path, n_images=1)
+    out = build(BuildConfig(captions=captions, images=images, out=tmp_path / "g", groups=True), progress=False).out
+    info = json.loads((out / BUILD_INFO).read_text())
+    assert info["counts"]["groups"] == {"total": 0} and "groups" not in info["configs"]
+    assert not (out / "groups").exists()
+    header = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    for config in header["configs"]:
+        assert datasets.load_dataset(str(out), config["config_name"], split="test").num_rows > 0
+
+
 def test_same_seed_gives_byte_identical_folders(tmp_path):
     captions, images = _tiny_coco(tmp_path)
     a = build(BuildConfig(captions=captions, images=images, out=tmp_path / "a", seed=7), progress=False).out
