@@ -28,12 +28,6 @@ def import_space_app():
     return sys.modules["lgip_space_app"]
 
 
-def sample_dir() -> Path:
-    if not (SAMPLE_DIR / "images").is_dir():
-        pytest.skip(f"the embedded sample {SAMPLE_DIR} is not built (python builders/build_sample.py)")
-    return SAMPLE_DIR
-
-
 @pytest.fixture(scope="session")
 def space(tmp_path_factory):
     """The Space on 127.0.0.1: tiny random-weight open_clip and SigLIP models allowed, a fresh embedding cache."""
@@ -43,7 +37,7 @@ def space(tmp_path_factory):
     results_dir = root / "results"
     results_dir.mkdir()
     app = import_space_app()
-    sample = sample_dir()
+    sample = SAMPLE_DIR
     captions = load_config(sample, "captions")["caption"]
     siglip = f"random:{make_tiny_siglip(root / 'siglip', captions=captions)}"  # the transformers backend too
     demo = app.build_demo(extra_models=[TINY, siglip], sample_dir=sample, results_dir=results_dir)
