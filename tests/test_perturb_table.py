@@ -190,6 +190,10 @@ def test_count_flips_fix_noun_number():
     assert caps["ONE"] == "ONE HOT DOG"
     verbs = {f.replacement: f.text for f in flips_of("Two dogs are playing and a cat is sleeping.", "Two")}
     assert verbs["One"] == "One dog is playing and a cat is sleeping."
+    there = {f.replacement: f.text for f in flips_of("There are two cats on a couch.", "two")}
+    assert there["one"] == "There is one cat on a couch." and there["three"] == "There are three cats on a couch."
+    back = {f.replacement: f.text for f in flips_of("there is one dog.", "one")}
+    assert back["two"] == "there are two dogs."
     was = {f.replacement: f.text for f in flips_of("ONE MAN WAS STANDING.", "ONE")}
     assert was["TWO"] == "TWO MEN WERE STANDING."
     people = {f.replacement: f.text for f in flips_of("One person on a bus", "One")}

@@ -16,6 +16,7 @@ from lgip_dataset.perturb.text import WORD_RE
 from lgip_dataset.perturb.variant import PerturbResult, Variant
 
 ARTICLE_BEFORE = re.compile(r"(?i)\b(an?)(\s+)$")
+EXISTENTIAL_BEFORE = re.compile(r"(?i)\bthere\s+(is|are|was|were)(\s+)$")
 
 
 @lru_cache(maxsize=256)
@@ -78,6 +79,10 @@ def flip_problems(caption: str, v: Variant) -> list[str]:
     m = ARTICLE_BEFORE.search(before)
     if m:
         swapped = {"a": "an", "an": "a"}[m.group(1).lower()]
+        heads += [before[:m.start(1)] + form + m.group(2) for form in (swapped, swapped.capitalize(), swapped.upper())]
+    m = EXISTENTIAL_BEFORE.search(before)
+    if m and v.type == "count":  # "there are two dogs" -> "there is one dog"
+        swapped = {"is": "are", "are": "is", "was": "were", "were": "was"}[m.group(1).lower()]
         heads += [before[:m.start(1)] + form + m.group(2) for form in (swapped, swapped.capitalize(), swapped.upper())]
     for head in heads:
         if v.text.startswith(head + v.replacement) and \

@@ -19,9 +19,15 @@ _PARTITIVE_DETERMINERS = frozenset(("the", "these", "those", "my", "his", "her",
 
 
 def number_fix(ctx: CaptionContext, i: int, singular: bool) -> list[Edit] | None:
-    """The edits that make the noun counted by token ``i`` singular/plural and a be/have verb right
-    after it agree ("two dogs are" -> "one dog is", "two of the dogs are" -> "one of the dogs is");
-    [] when none is needed ("sheep"), None when the noun cannot be found."""
+    """The edits that make the noun counted by token ``i`` singular/plural and the be/have verbs
+    around it agree ("two dogs are" -> "one dog is", "two of the dogs are" -> "one of the dogs is",
+    "there are two dogs" -> "there is one dog"); [] when none is needed ("sheep"), None when the
+    noun cannot be found."""
+    edits = _counted_fix(ctx, i, singular)
+    return None if edits is None else edits + _existential_fix(ctx, i, singular)
+
+
+def _counted_fix(ctx: CaptionContext, i: int, singular: bool) -> list[Edit] | None:
     nxt = ctx.next_word(i)
     if nxt is not None and nxt.low == "of":
         return _verb_fix(ctx, _partitive_noun_end(ctx, i + 1), singular)
@@ -52,7 +58,18 @@ def _partitive_noun_end(ctx: CaptionContext, of: int) -> int | None:
 
 def _verb_fix(ctx: CaptionContext, last: int | None, singular: bool) -> list[Edit]:
     """Make a be/have verb directly after token ``last`` singular or plural ([] when none is there)."""
-    verb = ctx.next_word(last) if last is not None else None
+    return _agree(ctx.next_word(last) if last is not None else None, singular)
+
+
+def _existential_fix(ctx: CaptionContext, i: int, singular: bool) -> list[Edit]:
+    """Make the verb of "there is/are <number>" before token ``i`` agree ([] when there is none)."""
+    verb = ctx.prev_word(i)
+    there = ctx.prev_word(i - 1) if verb is not None else None
+    return _agree(verb, singular) if there is not None and there.low == "there" else []
+
+
+def _agree(verb, singular: bool) -> list[Edit]:
+    """The edit that makes the be/have token ``verb`` singular or plural ([] when it is not one or agrees)."""
     if verb is None or verb.low not in _VERB_NUMBER or (verb.low in _SINGULAR_VERBS) == singular:
         return []
     return [(verb.start, verb.end, same_case(verb.text, _VERB_NUMBER[verb.low]))]
