@@ -22,6 +22,7 @@ from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
 from lgip_dataset import schema
+from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.card import write_card
 from lgip_dataset.coco import ImageEntry, read_captions, select_images
 from lgip_dataset.errors import DataError
@@ -87,7 +88,8 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         skips=skips,
     )
     staging = out.parent / f".{out.name}.partial"
-    _prepare_staging(staging, _build_key(config))
+    captions_sha256 = _sha256(Path(config.captions))
+    _prepare_staging(staging, _build_key(config, captions_sha256))
     if config.images is not None:
         selected = _write_image_shards(staging, selected, Path(config.images), skips, progress)
     if not selected:
@@ -96,18 +98,18 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
-    info = _build_info(config, perturber.families, counts, skips)
-    (staging / BUILD_INFO).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    info = _build_info(config, captions_sha256, perturber.families, counts, skips)
+    atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
     _publish(staging, out)
     return BuildSummary(out=out, counts=counts, skips=skips)
 
 
-def _build_key(config: BuildConfig) -> dict:
+def _build_key(config: BuildConfig, captions_sha256: str) -> dict:
     return {
         "config": {k: str(v) for k, v in asdict(config).items()},
-        "captions_sha256": _sha256(Path(config.captions)),
+        "captions_sha256": captions_sha256,
         "lexicon_version": LEXICON_VERSION,
     }
 
@@ -128,7 +130,7 @@ def _prepare_staging(staging: Path, key: dict) -> None:
         if not same:
             shutil.rmtree(staging)
     staging.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(key_file, json.dumps(key, sort_keys=True))
+    atomic_write_text(key_file, json.dumps(key, sort_keys=True))
 
 
 def _write_image_shards(
@@ -177,7 +179,7 @@ def _write_image_shard(path: Path, sidecar: Path, chunk: list[ImageEntry], image
         rows["license_url"].append(entry.license_url)
         rows["flickr_url"].append(entry.flickr_url)
     _write_parquet(path, rows, schema.IMAGE_FEATURES)
-    _atomic_write_text(sidecar, json.dumps({str(k): v for k, v in bad.items()}, sort_keys=True))
+    atomic_write_text(sidecar, json.dumps({str(k): v for k, v in bad.items()}, sort_keys=True))
     return bad
 
 
@@ -287,7 +289,6 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
     Columns that need no encoding (everything but images) go straight to Arrow with the features'
     schema; ``Dataset.from_dict`` would encode every value in Python, half the time of a build.
     """
-    tmp = path.with_name(path.name + ".tmp")
     shown = not datasets.utils.are_progress_bars_disabled()
     datasets.utils.disable_progress_bars()  # one bar per shard would bury the build's own bars
     try:
@@ -296,20 +297,15 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
         else:
             arrow = pa.Table.from_pydict(columns, schema=features.arrow_schema)
             table = datasets.Dataset(arrow, info=datasets.DatasetInfo(features=features))
-        table.to_parquet(str(tmp))
+        with atomic_path(path) as tmp:
+            table.to_parquet(str(tmp))
     finally:
         if shown:
             datasets.utils.enable_progress_bars()
-    os.replace(tmp, path)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _build_info(config: BuildConfig, families: tuple[str, ...], counts: dict, skips: SkipLog) -> dict:
+def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, ...], counts: dict,
+                skips: SkipLog) -> dict:
     from lgip_dataset import __version__
 
     return {
@@ -322,7 +318,7 @@ def _build_info(config: BuildConfig, families: tuple[str, ...], counts: dict, sk
         "captions_per_image": config.captions_per_image,
         "license_ids": list(config.license_ids) if config.license_ids else None,
         "image_ids": list(config.image_ids) if config.image_ids else None,
-        "source": {"captions": Path(config.captions).name, "captions_sha256": _sha256(Path(config.captions))},
+        "source": {"captions": Path(config.captions).name, "captions_sha256": captions_sha256},
         "images_embedded": config.images is not None,
         "families": {n: {"kind": FAMILIES[n].kind, "version": FAMILIES[n].version} for n in families},
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]

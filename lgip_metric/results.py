@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
-from lgip_metric.atomic import atomic_write_text
+from lgip_dataset.atomic import atomic_write_text
 
 FORMAT, VERSION = "lgip-results", 1
 RESULTS_FILE = "results.json"

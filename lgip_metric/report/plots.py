@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from lgip_metric import reference  # noqa: E402
-from lgip_metric.atomic import atomic_path  # noqa: E402
+from lgip_dataset.atomic import atomic_path  # noqa: E402
 from lgip_metric.results import RANDOM_MARK, Results  # noqa: E402
 
 
