@@ -17,7 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from lgip_dataset import schema
 from lgip_dataset.errors import LGIPError
 from lgip_dataset.hub_io import BUILD_INFO
-from lgip_metric.results import load_results
+from lgip_metric.results import load_comparable, load_results
 
 HUB_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
 SPACE_KEYS = ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "license",
@@ -235,7 +235,8 @@ def check_space(folder: Path, model_ids: set[str]) -> list[str]:
 
 
 def check_results(paths: list[Path], problems: list) -> None:
-    """Shipped leaderboard results: real weights only, all scored on the same dataset."""
+    """Shipped leaderboard results: real weights only, and comparable by the leaderboard's own rule
+    (``results.load_comparable``: same dataset, same rows, same averaging)."""
     loaded = []
     for path in paths:
         try:
@@ -247,6 +248,8 @@ def check_results(paths: list[Path], problems: list) -> None:
             problems.append(f"results/{path.name}: made with random weights ({results.label}); its numbers are "
                             "meaningless and must not be published")
         loaded.append(results)
-    if len({r.fingerprint for r in loaded}) > 1:
-        problems.append("results/ mixes datasets: " + ", ".join(f"{r.path.name} ({r.fingerprint})" for r in loaded)
-                        + "; a leaderboard compares models on the same rows only")
+    if len(loaded) == len(paths) > 1:
+        try:
+            load_comparable(paths)
+        except LGIPError as err:
+            problems.append(f"results/ cannot share one leaderboard: {err}")

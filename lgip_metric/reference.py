@@ -6,7 +6,6 @@ training images x 5 captions with K_same = K_diff = 6. Every consumer labels the
 """
 from __future__ import annotations
 
-SOURCE = "paper (quoted): Lee, Language-Guided Invariance Probing of Vision-Language Models"
 LABEL = "paper (quoted)"
 
 # (paper row, backend, identifier, pretrained, E_inv, E_sens, PR)

@@ -167,8 +167,14 @@ def test_refuses_random_weight_results_in_the_space(space_copy, tmp_path, capsys
                            num_workers=0)
     stats = statistics_of(read_score_rows(scored.scores_path), bootstrap=0)
     write_results(space_copy / "results" / "tiny.json", build_results(stats, scored.provenance, "scores.parquet"))
+    fewer = score_dataset("tiny-clip", SAMPLE_DIR, tmp_path / "run40", limit=40, cache_dir="none", progress=False,
+                          num_workers=0)
+    write_results(space_copy / "results" / "tiny40.json",
+                  build_results(statistics_of(read_score_rows(fewer.scores_path), bootstrap=0), fewer.provenance,
+                                "scores.parquet"))
     refuse(["--space-repo", "org/demo", "--space-dir", str(space_copy)], capsys,
-           r"results/tiny.json: made with random weights .*must not be published")
+           r"results/tiny.json: made with random weights .*must not be published",
+           r"results/ cannot share one leaderboard: .*scored different rows of the dataset \(60 vs 40 rows")
 
 
 def test_refuses_a_space_card_that_does_not_match(space_copy, capsys):

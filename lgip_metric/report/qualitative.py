@@ -14,6 +14,7 @@ from PIL import Image
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import LGIPError
+from lgip_metric.report.tables import markdown
 from lgip_metric.results import Results
 
 THUMBNAIL = 256
@@ -74,9 +75,7 @@ def _example(row, labels: tuple[str, ...], image: str | None) -> str:
     header = ["", "caption", *labels]
     body = [["ORIG", row["caption"], *(f"{c[0]:.3f}" for c in columns)],
             ["FLIP", row["variant"], *(f"{c[1]:.3f}" + (" ✗" if c[1] >= c[0] else "") for c in columns)]]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |" for r in body]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + markdown(header, body)
 
 
 def page(results: list[Results], out_dir: Path, top: int) -> str:
