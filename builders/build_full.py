@@ -4,8 +4,9 @@ The paper's setting: 40,000 COCO train2017 images, all five captions each, K_sam
 
     python builders/build_full.py --coco /data/coco --out build/lgip-train2017
 
-``--coco`` must hold ``annotations/captions_train2017.json`` and ``train2017/``; other splits
-and sizes go through ``lgip build`` directly, which this script calls with the paper's values.
+``--coco`` must hold ``annotations/captions_train2017.json`` and ``train2017/``. Any other
+``lgip build`` option given here (``--num-images 100``, ``--families all``, ``--groups``) is passed
+on and overrides the paper's value.
 """
 from __future__ import annotations
 
@@ -25,12 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--overwrite", action="store_true")
     args, overrides = parser.parse_known_args(argv)
-    settings = dict(PAPER)
-    settings.update(zip(overrides[::2], overrides[1::2]))
     command = ["build", "--captions", str(args.coco / "annotations" / f"captions_{args.split}.json"),
                "--images", str(args.coco / args.split), "--out", str(args.out)]
-    command += [item for pair in settings.items() for item in pair]
-    return lgip_main(command + (["--overwrite"] if args.overwrite else []))
+    command += [item for pair in PAPER.items() for item in pair]  # later options (the overrides) win
+    return lgip_main(command + overrides + (["--overwrite"] if args.overwrite else []))
 
 
 if __name__ == "__main__":

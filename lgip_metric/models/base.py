@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from functools import cached_property
 from typing import Callable
 
 import torch
@@ -34,13 +35,18 @@ class Encoder(ABC):
     image_transform: Callable[[Image.Image], Batch]
 
     def __init__(self, model: torch.nn.Module, device: torch.device, precision: str, random_weights: bool):
-        self._weights_sha256 = weights_digest(model)
         self.model = model.eval().to(device)
         if device.type == "cuda":
             self.model.to(memory_format=torch.channels_last)
         self.device = device
         self.precision = precision
         self.random_weights = random_weights
+
+    @cached_property
+    def weights_sha256(self) -> str:
+        """The weights' identity, hashed on first use only: loading a model for the Space or a
+        benchmark never pays for it (seconds for a ViT-L)."""
+        return weights_digest(self.model)
 
     @abstractmethod
     def normalize_text(self, text: str) -> str:
@@ -88,7 +94,7 @@ class Encoder(ABC):
             "model_id": self.model_id,
             "backend": self.backend,
             "random_weights": self.random_weights,
-            "weights_sha256": self._weights_sha256,
+            "weights_sha256": self.weights_sha256,
             "precision": self.precision,
             "device": str(self.device),
             **self.settings(),
