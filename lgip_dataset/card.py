@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import datasets
 import pyarrow.parquet as pq
 from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lgip_dataset.errors import DataError
+from lgip_dataset.perturb import MAX_CAPTION_CHARS  # one limit for readers and the perturber
 from lgip_dataset.skips import SkipLog
 
-MAX_CAPTION_CHARS = 1000
 _DIGITS = re.compile(r"(\d+)\.\w+$")
 
 

@@ -42,19 +42,6 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
 
 
-def has_config(dataset: str | Path, config: str) -> bool:
-    """Whether a local folder has shards of ``config`` (an optional one such as ``groups``), or a Hub
-    dataset can load it."""
-    path = Path(dataset)
-    if path.exists():
-        return any((path / config).glob("*.parquet"))
-    try:
-        load_config(dataset, config)
-    except DataError:
-        return False
-    return True
-
-
 def build_info(dataset: str | Path) -> dict:
     """The build record of a local folder (seed, lexicon version, counts); ``{}`` for a Hub id."""
     path = Path(dataset) / BUILD_INFO

@@ -30,7 +30,7 @@ from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
-from lgip_dataset.perturb.registry import FAMILIES, resolve_families
+from lgip_dataset.perturb.registry import FAMILIES
 from lgip_dataset.skips import SkipLog
 
 IMAGES_PER_SHARD = 1000
@@ -73,8 +73,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         raise DataError(f"output folder {out} already exists; pass --overwrite to replace it")
     if config.images is not None and not Path(config.images).is_dir():
         raise DataError(f"--images {config.images} is not a folder")
-    perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff,
-                          families=resolve_families(config.families, what="families"))
+    perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff, families=config.families)
     skips = SkipLog()
     entries = read_captions(config.captions, skips)
     license_ids = set(config.license_ids) if config.license_ids else None

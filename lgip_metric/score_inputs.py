@@ -1,14 +1,12 @@
 """What the engine reads from a dataset: the rows, their unique texts and images, content keys."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable
 
 import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
@@ -33,14 +31,13 @@ GROUP_IMAGES = ("image_a", "image_b")
 
 
 def read_groups(dataset) -> pa.Table | None:
-    """The ``groups`` config (2x2 groups) as an Arrow table, or None when the dataset has none (or an
-    empty one: a build that mined no group)."""
-    if not hub_io.has_config(dataset, schema.GROUPS):
+    """The ``groups`` config (2x2 groups) as an Arrow table, or None when the dataset has none (a build
+    writes it only when it mined at least one group)."""
+    try:
+        groups = hub_io.load_config(dataset, schema.GROUPS)
+    except DataError:
         return None
-    shards = sorted((Path(dataset) / schema.GROUPS).glob("*.parquet"))
-    if shards and not sum(pq.read_metadata(shard).num_rows for shard in shards):
-        return None
-    return hub_io.load_config(dataset, schema.GROUPS).with_format("arrow")[:]
+    return groups.with_format("arrow")[:]
 
 
 def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Table | None = None):

@@ -48,10 +48,6 @@ class KeyedRandom:
         """An integer in [start, stop) (modulo bias below 2**-50 for the small ranges used here)."""
         return start + self._next() % (stop - start)
 
-    def random(self) -> float:
-        """A float in [0, 1)."""
-        return (self._next() >> 11) / (1 << 53)
-
 
 def shuffled(items: Sequence[T], rng: KeyedRandom) -> Iterator[T]:
     """The items in a seeded random order, drawn lazily (only what is consumed costs anything)."""
