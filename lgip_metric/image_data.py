@@ -5,41 +5,20 @@ with its reason instead of a tensor; the engine counts and reports it and scores
 """
 from __future__ import annotations
 
-import io
-import warnings
-from pathlib import Path
 from typing import Callable
 
 import torch
 from PIL import Image
 
-from lgip_dataset.images import MAX_PIXELS
+from lgip_dataset.images import ImageError, decode_image
 
 Batch = dict[str, torch.Tensor]
 
 
-class ImageFailure(Exception):
-    """An image row that cannot be decoded; the message is the recorded reason."""
-
-
-def decode_image(cell: dict) -> Image.Image:
-    """An RGB image from an ``Image()`` cell (``{"bytes", "path"}``), or :class:`ImageFailure`."""
-    data = cell.get("bytes") if cell else None
-    if not data and cell and cell.get("path") and Path(cell["path"]).is_file():
-        data = Path(cell["path"]).read_bytes()
-    if not data:
-        raise ImageFailure("no image bytes")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                if image.width * image.height > MAX_PIXELS:
-                    raise ImageFailure(f"image too large: {image.width}x{image.height} pixels (limit {MAX_PIXELS:,})")
-                return image.convert("RGB")
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
-        raise ImageFailure(f"decompression bomb refused: {err}") from err
-    except (OSError, SyntaxError, ValueError) as err:
-        raise ImageFailure(f"corrupt or unreadable image: {err}") from err
+def cell_image(cell: dict | None) -> Image.Image:
+    """The RGB image of an ``Image()`` cell from its embedded bytes (builds always embed them), or
+    :class:`~lgip_dataset.images.ImageError` with the reason."""
+    return decode_image(cell.get("bytes") if cell else None)
 
 
 class ImageRows(torch.utils.data.Dataset):
@@ -55,9 +34,9 @@ class ImageRows(torch.utils.data.Dataset):
         position = self.positions[i]
         try:
             if position < 0:
-                raise ImageFailure("image_id not in the images config")
-            return i, self.transform(decode_image(self.table[position]["image"])), ""
-        except ImageFailure as err:
+                raise ImageError("image_id not in the images config")
+            return i, self.transform(cell_image(self.table[position]["image"])), ""
+        except ImageError as err:
             return i, None, str(err)
 
 

@@ -181,13 +181,16 @@ def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
 
 
 def test_decode_refuses_bombs_and_empty_cells():
-    from lgip_metric.image_data import ImageFailure, decode_image
+    from lgip_dataset.images import ImageError
+    from lgip_metric.image_data import cell_image
 
     buffer = io.BytesIO()
     Image.new("1", (10_000, 10_000)).save(buffer, format="PNG")  # 100 M pixels in a few KB
-    with pytest.raises(ImageFailure, match="too large|decompression bomb"):
-        decode_image({"bytes": buffer.getvalue(), "path": None})
-    with pytest.raises(ImageFailure, match="no image bytes"):
-        decode_image({"bytes": None, "path": None})
-    with pytest.raises(ImageFailure, match="corrupt or unreadable"):
-        decode_image({"bytes": b"not a jpeg", "path": None})
+    with pytest.raises(ImageError, match="too large|decompression bomb"):
+        cell_image({"bytes": buffer.getvalue(), "path": None})
+    with pytest.raises(ImageError, match="no image bytes"):
+        cell_image({"bytes": None, "path": None})
+    with pytest.raises(ImageError, match="no image bytes"):  # a path is never read: keys are of embedded bytes
+        cell_image({"bytes": None, "path": __file__})
+    with pytest.raises(ImageError, match="corrupt or unreadable"):
+        cell_image({"bytes": b"not a jpeg", "path": None})

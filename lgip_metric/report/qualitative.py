@@ -6,14 +6,13 @@ over the original caption. Thumbnails come from the dataset's ``images`` config 
 """
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pandas as pd
-from PIL import Image
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import LGIPError
+from lgip_dataset.images import ImageError, decode_image
 from lgip_metric.report.tables import markdown
 from lgip_metric.results import Results
 
@@ -56,8 +55,10 @@ def _thumbnails(result: Results, image_ids, folder: Path) -> tuple[dict, str | N
         wanted = {int(i) for i in image_ids}
         out = {}
         for position in (p for p, i in enumerate(ids) if i in wanted):
-            cell = table[position]["image"][0].as_py()
-            image = Image.open(io.BytesIO(cell["bytes"])).convert("RGB")
+            try:
+                image = decode_image(table[position]["image"][0].as_py()["bytes"])
+            except ImageError:  # an unusable image gets no thumbnail; its captions are still shown
+                continue
             image.thumbnail((THUMBNAIL, THUMBNAIL))
             folder.mkdir(parents=True, exist_ok=True)
             image.save(folder / f"{ids[position]}.jpg", quality=85)

@@ -5,7 +5,6 @@ the browser and API clients see a clear sentence, never a traceback.
 """
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import gradio as gr
 from PIL import Image
 
 from lgip_dataset.errors import DataError
-from lgip_dataset.images import MAX_PIXELS, check_image
+from lgip_dataset.images import MAX_PIXELS, ImageError, decode_image
 from lgip_dataset.perturb import Perturber
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
@@ -29,15 +28,14 @@ def load_image(path: str | Path) -> Image.Image:
     size = path.stat().st_size if path.is_file() else 0
     if size > MAX_UPLOAD_BYTES:
         raise gr.Error(f"Image refused: {name} is {size / 2**20:.1f} MB; the limit is {MAX_UPLOAD_BYTES // 2**20} MB.")
-    check = check_image(path)
-    if check.error:
-        reason = re.sub(r"\s*<[^>]* object at 0x[0-9a-f]+>", "", check.error).rstrip(".")  # no PIL buffer repr
+    try:
+        return decode_image(path.read_bytes() if path.is_file() else b"")
+    except ImageError as err:
+        reason = re.sub(r"\s*<[^>]* object at 0x[0-9a-f]+>", "", str(err)).rstrip(".")  # no PIL buffer repr
         raise gr.Error(
             f"Image refused: {name}: {reason}. Upload a JPEG, PNG or WebP photo of at most "
             f"{MAX_UPLOAD_BYTES // 2**20} MB and {MAX_PIXELS / 1e6:.0f} megapixels."
-        )
-    with Image.open(io.BytesIO(check.data)) as image:
-        return image.convert("RGB")
+        ) from None
 
 
 def guard_uploads(image: gr.Image) -> gr.Image:

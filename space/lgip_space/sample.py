@@ -1,7 +1,6 @@
 """The embedded sample's images and human captions, for the Probe tab's picker."""
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import datasets
@@ -9,6 +8,7 @@ from PIL import Image
 
 from lgip_dataset import SAMPLE_DIR, schema
 from lgip_dataset.hub_io import load_config
+from lgip_dataset.images import decode_image
 
 THUMBNAIL = 160
 
@@ -30,8 +30,7 @@ class Sample:
 
     def image(self, image_id: int) -> Image.Image:
         """The sample image as RGB."""
-        with Image.open(io.BytesIO(self._bytes[image_id])) as image:
-            return image.convert("RGB")
+        return decode_image(self._bytes[image_id])
 
     def captions(self, image_id: int) -> list[str]:
         """The human COCO captions of the image."""
