@@ -71,23 +71,16 @@ def caption_slots(text: str, lex: Lexicon | None = None) -> list[Slot]:
 
 
 def flippable(a: Slot, b: Slot, lex: Lexicon | None = None) -> bool:
-    """True when slots ``a`` and ``b`` hold words of one type that flip into each other."""
+    """True when slots ``a`` and ``b`` hold words of one type that contradict each other, by the
+    lexicon's own rules for flips (no related object groups, no near colors)."""
     if a.type is None or a.type != b.type or a.sense == b.sense:
         return False
+    lex = lex or load_lexicon()
     if a.type == "object":
-        related = _related_groups(lex or load_lexicon())
-        return b.sense not in related[a.sense]
+        return b.sense not in lex.object_related[a.sense]
+    if a.type == "color":
+        return b.sense not in lex.color_near[a.sense]
     return True
-
-
-_RELATED: dict[int, dict[str, frozenset[str]]] = {}
-
-
-def _related_groups(lex: Lexicon) -> dict[str, frozenset[str]]:
-    """Object group -> the groups it may not flip into (itself, ancestors, descendants)."""
-    if id(lex) not in _RELATED:
-        _RELATED[id(lex)] = {g: frozenset(lex.groups) - {t.id for t in targets} for g, targets in lex.object_targets.items()}
-    return _RELATED[id(lex)]
 
 
 def _pair_key(seed: int, a: str, b: str) -> bytes:

@@ -15,6 +15,8 @@ PAIRS = [
     ("a cat to the left of a dog", "a cat to the right of a dog", "spatial"),
     ("a cat in front of a tv", "a cat behind a tv", "spatial"),
     ("a dog before the race", "a dog after the race", "temporal"),
+    ("a red car parked on the street", "a gray car parked on the street", "color"),
+    ("a plate of broccoli", "a plate of carrots", "object"),  # uncountable: never inserted by a flip, still a contradiction
 ]
 NOT_PAIRS = [
     ("a dog on a couch", "a puppy on a couch"),  # puppy is a dog: no flip
@@ -22,6 +24,7 @@ NOT_PAIRS = [
     ("one dog on a couch", "two dogs on a couch"),  # the noun's number differs too
     ("a hot dog on a plate", "a hot cat on a plate"),  # "hot dog" is one unit
     ("a gray bus", "a grey bus"),  # one color group
+    ("a gray car parked on the street", "a silver car parked on the street"),  # near colors: no contradiction
     ("an orange on a plate", "a red on a plate"),  # fruit, not a color
 ]
 

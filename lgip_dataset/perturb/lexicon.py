@@ -57,9 +57,11 @@ class Lexicon:
     max_unit_words: int
     modifier_heads: frozenset[str]
     object_targets: dict[str, tuple[ObjectGroup, ...]]  # group -> groups it may flip to
+    object_related: dict[str, frozenset[str]]  # group -> itself, its ancestors and descendants (never a flip)
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
+    color_near: dict[str, frozenset[str]]  # color group -> itself and the groups too close to contradict it
     color_contexts: frozenset[str]
     not_color_before: frozenset[str]
     # numbers
@@ -106,11 +108,11 @@ def _objects(data: dict) -> dict:
     for unit in data["blocked_units"]:
         _add_form(forms, unit, None)
     ancestors = {gid: _ancestors(gid, parents) for gid in groups}
-    targets = {}
-    for gid in groups:  # never to itself, an ancestor or a descendant; never to an uncountable noun
-        related = {gid} | ancestors[gid] | {o for o in groups if gid in ancestors[o]}
-        targets[gid] = tuple(g for g in groups.values() if g.id not in related and not g.uncountable)
-    return dict(groups=groups, noun_forms=forms, max_unit_words=max(len(k) for k in forms),
+    related = {gid: frozenset({gid} | ancestors[gid] | {o for o in groups if gid in ancestors[o]}) for gid in groups}
+    # never to itself, an ancestor or a descendant; never to an uncountable noun
+    targets = {gid: tuple(g for g in groups.values() if g.id not in related[gid] and not g.uncountable)
+               for gid in groups}
+    return dict(groups=groups, noun_forms=forms, max_unit_words=max(len(k) for k in forms), object_related=related,
                 unit_starts=frozenset(k[0] for k in forms if len(k) > 1),
                 modifier_heads=frozenset(data["modifier_heads"]), object_targets=targets)
 
@@ -118,11 +120,10 @@ def _objects(data: dict) -> dict:
 def _colors(data: dict) -> dict:
     color_group = {w: g["id"] for g in data["groups"] for w in g["words"]}
     canonical = [(g["id"], g["words"][0]) for g in data["groups"] if g.get("replacement")]
-    near = {g["id"]: set(g.get("near", ())) for g in data["groups"]}
-    targets = {gid: tuple(word for tid, word in canonical if tid != gid and tid not in near[gid]
-                          and gid not in near[tid])
-               for gid in near}
-    return dict(color_group=color_group, color_targets=targets,
+    listed = {g["id"]: set(g.get("near", ())) for g in data["groups"]}
+    near = {gid: frozenset({gid} | listed[gid] | {o for o in listed if gid in listed[o]}) for gid in listed}
+    targets = {gid: tuple(word for tid, word in canonical if tid not in near[gid]) for gid in near}
+    return dict(color_group=color_group, color_targets=targets, color_near=near,
                 color_contexts=frozenset(data["color_contexts"]),
                 not_color_before=frozenset(data["not_color_before"]))
 
