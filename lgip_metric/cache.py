@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lgip_dataset.errors import LGIPError
 from lgip_dataset.atomic import atomic_path, atomic_write_text
+from lgip_dataset.errors import LGIPError
 
 log = logging.getLogger(__name__)
 KEY_DTYPE = "<U64"

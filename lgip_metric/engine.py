@@ -30,9 +30,9 @@ import torch
 from tqdm.auto import tqdm
 
 from lgip_dataset import hub_io, schema
+from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.errors import LGIPError
 from lgip_metric import distributed
-from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device

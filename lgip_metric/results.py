@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow.parquet as pq
+import pandas as pd
 
+from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
-from lgip_dataset.atomic import atomic_write_text
 
 FORMAT, VERSION = "lgip-results", 1
 RESULTS_FILE = "results.json"
@@ -41,10 +41,14 @@ def model_label(provenance: dict) -> str:
     return f"{name} [{RANDOM_MARK}]" if provenance.get("random_weights") else name
 
 
+def score_rows(frame: pd.DataFrame) -> dict:
+    """The columns the statistics need from a score table, as NumPy arrays."""
+    return {name: frame[name].to_numpy() for name in STATS_COLUMNS}
+
+
 def read_score_rows(scores_path: str | Path) -> dict:
-    """The columns the statistics need from a ``scores.parquet``, as NumPy arrays."""
-    table = pq.read_table(scores_path, columns=list(STATS_COLUMNS))
-    return {name: table.column(name).to_numpy(zero_copy_only=False) for name in STATS_COLUMNS}
+    """:func:`score_rows` of a ``scores.parquet``, reading only those columns."""
+    return score_rows(pd.read_parquet(scores_path, columns=list(STATS_COLUMNS)))
 
 
 def statistics_of(rows: dict, *, extra_types=(), **options) -> dict:

@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from lgip_dataset import hub_io, schema
+    from lgip_dataset.atomic import atomic_write_text
     from lgip_dataset.errors import DataError
     from lgip_metric.analysis import association_tests, features
-    from lgip_dataset.atomic import atomic_write_text
     from lgip_metric.report.analysis_plots import plot_effects, plot_outcomes
     from lgip_metric.report.tables import markdown, to_csv
 

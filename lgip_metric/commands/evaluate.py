@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     print(summary(scored.provenance, scored.scores_path))
     options = dict(pair_level=args.pair_level, bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence)
     try:
-        statistics = results.statistics_of(results.read_score_rows(scored.scores_path), **options)
-        blind_block = blind_report(pd.read_parquet(scored.scores_path), balance_seed=args.seed, **options)
+        frame = pd.read_parquet(scored.scores_path)  # read once: the statistics and the blind rows need it
+        statistics = results.statistics_of(results.score_rows(frame), **options)
+        blind_block = blind_report(frame, balance_seed=args.seed, **options)
     except stats.LGIPInputError as err:
         raise DataError(f"{scored.scores_path}: {err}") from None
     group_block = group_scores(pd.read_parquet(scored.groups_path)) if scored.groups_path else None

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from lgip_metric import stats
 from lgip_dataset.atomic import atomic_write_text
+from lgip_metric import stats
 from lgip_metric.report import plots, probes, qualitative, tables
 from lgip_metric.results import Results, load_comparable
 
