@@ -140,14 +140,14 @@ class _Job:
             cache = EmbeddingCache(cache_root, encoder.fingerprint(), encoder.provenance(), chunk_rows)
         t = self._tick("load_model", t)
 
-        image_keys = keys_of_images(images_table, positions, image_ids)
+        image_keys = keys_of_images(images_table, positions, image_ids) if cache is not None else None
         work = self._image_work(encoder, images_table, positions, workers)
-        image_emb, image_stats = self._embed("image", image_keys, dim, cache, encoder.device, *work)
+        image_emb, image_stats = self._embed("image", len(image_ids), image_keys, dim, cache, encoder.device, *work)
         t = self._tick("images", t)
         texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
-        text_keys = [content_key(x) for x in texts]
+        text_keys = [content_key(x) for x in texts] if cache is not None else None
         work = self._text_work(encoder, texts)
-        text_emb, text_stats = self._embed("text", text_keys, dim, cache, encoder.device, *work)
+        text_emb, text_stats = self._embed("text", len(texts), text_keys, dim, cache, encoder.device, *work)
         t = self._tick("texts", t)
 
         failed = {i: reason for i, reason in image_stats["failures"]}
@@ -198,15 +198,16 @@ class _Job:
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path)
 
-    def _embed(self, kind, keys, dim, cache, device, plan: Plan, encode: Encode):
-        """Embeddings of every key: cached ones read, the rest planned into batches, encoded (each rank
-        its share of the batches) and cached as they finish."""
+    def _embed(self, kind, count, keys, dim, cache, device, plan: Plan, encode: Encode):
+        """Embeddings of the ``count`` inputs: cached ones read, the rest planned into batches, encoded
+        (each rank its share of the batches) and cached as they finish. ``keys`` (content hashes) are
+        computed only when there is a cache."""
         ctx = self.ctx
         hit_positions, hit_emb = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         if cache is not None and ctx.is_main:
             hit_positions, hit_emb = cache.lookup(kind, keys, dim)
         hits = set(hit_positions.tolist())
-        missing = ctx.broadcast([i for i in range(len(keys)) if i not in hits])
+        missing = ctx.broadcast([i for i in range(count) if i not in hits])
         batches = plan(missing)
         owned = [[p for batch in ctx.shard(batches, rank) for p in batch] for rank in range(ctx.world)]
         row_of = {p: i for i, p in enumerate(owned[ctx.rank])}
@@ -221,7 +222,7 @@ class _Job:
                     if cache is not None:
                         writer.add([keys[p] for p in done], emb.numpy())
                 bar.update(len(done) + len(failed))
-        full = torch.zeros(len(keys), dim)
+        full = torch.zeros(count, dim)
         full[torch.as_tensor(hit_positions, dtype=torch.long)] = torch.from_numpy(hit_emb)
         for positions, rows in zip(owned, ctx.gather(local, [len(o) for o in owned], device)):
             full[torch.tensor(positions, dtype=torch.long)] = rows
