@@ -89,7 +89,7 @@ def _counts_table(counts: dict) -> str:
     return "\n".join(lines)
 
 
-def _families_section(families: dict, by_family: dict) -> str:
+def _families_section(families: dict, counts: dict) -> str:
     """The variant families of the build with their kind, version and counts per type."""
     lines = [
         "Core families (template, marker, object, color, count) are selected together with K_same / "
@@ -101,10 +101,9 @@ def _families_section(families: dict, by_family: dict) -> str:
         "| family | kind | version | type | variants |",
         "|---|---|---|---|---:|",
     ]
-    for name, meta in families.items():
-        per_type = by_family.get(name) or {name: 0}
-        for typ, n in per_type.items():
-            lines.append(f"| {name} | {meta['kind']} | {meta['version']} | {typ} | {n:,} |")
+    for name, meta in families.items():  # a family's variants carry its name as their type
+        n = counts["paraphrases" if meta["kind"] == "paraphrase" else "flips"].get(name, 0)
+        lines.append(f"| {name} | {meta['kind']} | {meta['version']} | {name} | {n:,} |")
     return "\n".join(lines)
 
 
@@ -154,7 +153,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "`<caption_id>-f<i>` for variants.",
         "## Usage\n\n" + USAGE.replace("{repo}", "<org>/lgip"),
         "## Counts\n\n" + _counts_table(counts),
-        "## Variant families\n\n" + _families_section(info["families"], counts.get("by_family", {})),
+        "## Variant families\n\n" + _families_section(info["families"], counts),
         "## Build\n\n"
         f"- source captions: `{info['source']['captions']}` (sha256 `{info['source']['captions_sha256'][:16]}…`)\n"
         f"- seed: {info['seed']}; K_same = {info['k_same']}; K_diff = {info['k_diff']}; "

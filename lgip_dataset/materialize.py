@@ -230,8 +230,7 @@ def _write_text_shards(
                 pairs["caption_id"].append(caption.caption_id)
                 pairs["image_id"].append(entry.image_id)
                 pairs["caption"].append(caption.text)
-                counts[f"{row['kind']}:{row['type']}"] += 1
-                counts[f"family:{row['family']}:{row['type']}"] += 1
+                counts[f"{row['kind']}:{row['type']}"] += 1  # a variant's type is its family's name
             counts["captions"] += 1
             counts["captions_with_paraphrase"] += bool(paraphrases)
             counts["captions_with_flip"] += bool(flips)
@@ -242,17 +241,11 @@ def _write_text_shards(
 
 
 def _tidy_counts(counts: Counter) -> dict:
-    """``{"images", "captions", ..., "paraphrases": {type: n}, "flips": {type: n}, "by_family":
-    {family: {type: n}}}`` with totals."""
+    """``{"images", "captions", ..., "paraphrases": {type: n}, "flips": {type: n}}`` with totals."""
     tidy: dict = {k: v for k, v in counts.items() if ":" not in k}
     for kind, plural in ((schema.PARAPHRASE, "paraphrases"), (schema.FLIP, "flips")):
         per_type = {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith(kind + ":")}
         tidy[plural] = {"total": sum(per_type.values()), **per_type}
-    tidy["by_family"] = {}
-    for key, n in sorted(counts.items()):
-        if key.startswith("family:"):
-            _, family, typ = key.split(":", 2)
-            tidy["by_family"].setdefault(family, {})[typ] = n
     return dict(sorted(tidy.items()))
 
 

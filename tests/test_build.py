@@ -111,7 +111,7 @@ def test_build_with_extra_families_and_groups(tmp_path):
     info = json.loads((out / BUILD_INFO).read_text())
     assert info["families"]["negation"] == {"kind": "flip", "version": "1.0.0"}
     assert info["counts"]["groups"] == {"total": 2, "color": 1, "spatial": 1} == summary.counts["groups"]
-    assert info["counts"]["by_family"]["scramble_all"]["scramble_all"] == pairs["family"].count("scramble_all")
+    assert info["counts"]["flips"]["scramble_all"] == pairs["family"].count("scramble_all")
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
     assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
