@@ -25,10 +25,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lgip_dataset import SAMPLE_DIR, hub_io, schema
+from lgip_dataset import SAMPLE_DIR, schema
+from lgip_dataset.images import ImageError
 from lgip_metric.engine import score_dataset
-from lgip_metric.image_data import ImageFailure, decode_image
+from lgip_metric.image_data import cell_image, collate
 from lgip_metric.models import load_model
+from lgip_metric.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.texts import length_batches
 
 
@@ -56,19 +58,16 @@ def engine(args, out: Path, precision: str = "fp32"):
 
 
 def inputs(args):
-    """Rows and the undecoded image cells by id, as every method reads them."""
-    rows = hub_io.load_config(args.dataset, schema.PAIRS)
-    rows = rows.select(range(min(args.rows or rows.num_rows, rows.num_rows)))
-    images = hub_io.load_config(args.dataset, schema.IMAGES)
-    import datasets
-
-    images = images.cast_column("image", datasets.Image(decode=False))
-    return rows, {row["image_id"]: row["image"] for row in images}
+    """Rows and the undecoded image cells by id, read with the engine's own input helpers."""
+    rows = read_rows(args.dataset, schema.PAIRS, args.rows)
+    image_ids = np.unique(rows.column("image_id").to_numpy())
+    table, positions = image_positions(args.dataset, image_ids)
+    return rows, {int(i): table[p]["image"] for i, p in zip(image_ids, positions) if p >= 0}
 
 
 def naive(encoder, rows, cells, n_rows: int) -> float:
     """Seconds per row: decode + preprocess + encode the image, tokenise + encode both texts, one row at a time."""
-    sample = [row for row in rows.select(range(min(n_rows + 1, rows.num_rows)))]
+    sample = rows.slice(0, n_rows + 1).to_pylist()
     _naive_row(encoder, sample[0], cells)  # warm-up, untimed
     start = time.perf_counter()
     done = sum(_naive_row(encoder, row, cells) for row in sample[1:])
@@ -77,8 +76,8 @@ def naive(encoder, rows, cells, n_rows: int) -> float:
 
 def _naive_row(encoder, row, cells) -> int:
     try:
-        pixels = encoder.image_transform(decode_image(cells[row["image_id"]]))
-    except ImageFailure:
+        pixels = encoder.image_transform(cell_image(cells.get(row["image_id"])))
+    except ImageError:
         return 0
     image = encoder.encode_images({k: v[None] for k, v in pixels.items()})
     for text in (row["caption"], row["variant"]):
@@ -89,19 +88,16 @@ def _naive_row(encoder, row, cells) -> int:
 
 def floor(encoder, rows, cells, batch_size: int) -> float:
     """Seconds of forward passes alone over the unique images and texts, batched like the engine."""
-    pixels = []
-    for image_id in sorted(set(rows["image_id"])):
+    items = []
+    for image_id, cell in cells.items():
         try:
-            pixels.append(encoder.image_transform(decode_image(cells[image_id])))
-        except (ImageFailure, KeyError):
+            items.append((image_id, encoder.image_transform(cell_image(cell)), ""))
+        except ImageError:
             continue
-    texts = sorted({encoder.normalize_text(t) for column in ("caption", "variant") for t in rows[column]})
+    texts = unique_texts(rows, encoder.normalize_text)[0]
     ids = encoder.tokenize(texts)
     text_batches = [encoder.text_batch([ids[i] for i in b]) for b in length_batches(ids, batch_size, encoder.dynamic_padding)]
-    image_batches = [
-        {k: torch.stack([p[k] for p in pixels[s : s + batch_size]]) for k in pixels[0]}
-        for s in range(0, len(pixels), batch_size)
-    ]
+    image_batches = [collate(items[s : s + batch_size])[1] for s in range(0, len(items), batch_size)]
     encoder.encode_images(image_batches[0])  # warm-up, untimed
     encoder.encode_texts(text_batches[0])
     start = time.perf_counter()

@@ -1,0 +1,27 @@
+"""The benchmark scripts run end to end on tiny inputs (what they print is checked, never a time)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def _run(script: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_bench_scoring_prints_engine_naive_floor_and_drift():
+    out = _run("bench_scoring.py", "--model", "random:tiny-clip", "--rows", "60", "--naive-rows", "4",
+               "--num-workers", "0", "--device", "cpu", "--drift", "bf16")
+    for label in ("engine", "naive", "floor", "ratios    engine/naive =", "drift     bf16"):
+        assert label in out
+
+
+def test_bench_metric_prints_both_paths_and_the_ratio():
+    out = _run("bench_metric.py", "--rows", "20000", "--bootstrap", "10", "--repeat", "1")
+    assert "lgip_metric.stats, point estimates" in out and "evaluate.load(...).compute" in out
+    assert "ratio evaluate.compute / stats" in out
