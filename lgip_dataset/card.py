@@ -37,15 +37,8 @@ images = load_dataset("{repo}", "images", split="test")      # one row per image
 ```"""
 
 
-def _card_data(folder: Path, configs: list[str], num_images: int) -> DatasetCardData:
-    card_data = DatasetCardData(
-        license="cc-by-4.0",
-        language=["en"],
-        pretty_name="LGIP",
-        task_categories=["zero-shot-image-classification", "image-to-text", "text-to-image"],
-        tags=["vision-language", "clip", "siglip", "robustness", "paraphrase", "compositionality", "coco"],
-        size_categories=[_size_category(num_images)],
-    )
+def declare_configs(card_data: DatasetCardData, configs) -> None:
+    """Add the YAML ``configs:`` of a Hub-layout LGIP folder (``<config>/test-*.parquet``) to ``card_data``."""
     MetadataConfigs(
         {
             name: {
@@ -55,6 +48,26 @@ def _card_data(folder: Path, configs: list[str], num_images: int) -> DatasetCard
             for name in configs
         }
     ).to_dataset_card_data(card_data)
+
+
+def write_minimal_card(folder: Path, configs, note: str) -> None:
+    """A card that only declares ``configs`` (and says ``note``): enough for ``load_dataset`` on a folder
+    that is not a full build, such as a subset or a test fixture."""
+    card_data = DatasetCardData()
+    declare_configs(card_data, configs)
+    DatasetCard(f"---\n{card_data.to_yaml()}\n---\n{note}\n").save(Path(folder) / "README.md")
+
+
+def _card_data(folder: Path, configs: list[str], num_images: int) -> DatasetCardData:
+    card_data = DatasetCardData(
+        license="cc-by-4.0",
+        language=["en"],
+        pretty_name="LGIP",
+        task_categories=["zero-shot-image-classification", "image-to-text", "text-to-image"],
+        tags=["vision-language", "clip", "siglip", "robustness", "paraphrase", "compositionality", "coco"],
+        size_categories=[_size_category(num_images)],
+    )
+    declare_configs(card_data, configs)
     infos = {}
     for name in configs:
         shards = sorted((folder / name).glob("*.parquet"))

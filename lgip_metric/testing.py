@@ -26,6 +26,7 @@ from typing import Iterable
 import torch
 
 from lgip_dataset import schema
+from lgip_dataset.card import write_minimal_card
 from lgip_metric.models.registry import TINY_CLIP_CONFIG
 
 TINY_LAYERS = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
@@ -191,7 +192,7 @@ def make_tiny_dataset(
         (folder / config).mkdir(parents=True, exist_ok=True)
         dataset = datasets.Dataset.from_dict(columns, features=schema.FEATURES[config])
         dataset.to_parquet(str(folder / config / f"{schema.SPLIT}-00000-of-00001.parquet"))
-    _write_card(folder, (schema.IMAGES, schema.PAIRS))
+    write_minimal_card(folder, (schema.IMAGES, schema.PAIRS), "# tiny LGIP test dataset")
     return folder
 
 
@@ -214,12 +215,4 @@ def _variant_rows(image_id: int, caption_id: str, caption: str) -> list[dict]:
     ]
 
 
-def _write_card(folder: Path, configs: tuple[str, ...]) -> None:
-    from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub import DatasetCard, DatasetCardData
 
-    card_data = DatasetCardData()
-    MetadataConfigs(
-        {name: {"data_files": [{"split": schema.SPLIT, "path": f"{name}/{schema.SPLIT}-*.parquet"}]} for name in configs}
-    ).to_dataset_card_data(card_data)
-    DatasetCard(f"---\n{card_data.to_yaml()}\n---\n# tiny LGIP test dataset\n").save(folder / "README.md")

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import datasets
 import gradio as gr
-from datasets.utils.metadata import MetadataConfigs
-from huggingface_hub import DatasetCard, DatasetCardData
 
 from lgip_dataset import schema
+from lgip_dataset.card import write_minimal_card
 
 def load_dataset(*args, **kwargs):
     """``datasets.load_dataset`` (a seam: tests point it at a local folder)."""
@@ -50,8 +49,5 @@ def write_folder(folder: Path, tables: dict[str, datasets.Dataset], note: str) -
     for config, table in tables.items():
         (folder / config).mkdir(parents=True, exist_ok=True)
         table.to_parquet(str(folder / config / f"{schema.SPLIT}-00000-of-00001.parquet"))
-    card_data = DatasetCardData()
-    MetadataConfigs({name: {"data_files": [{"split": schema.SPLIT, "path": f"{name}/{schema.SPLIT}-*.parquet"}]}
-                     for name in tables}).to_dataset_card_data(card_data)
-    DatasetCard(f"---\n{card_data.to_yaml()}\n---\n{note}\n").save(folder / "README.md")
+    write_minimal_card(folder, tables, note)
     return folder
