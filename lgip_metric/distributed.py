@@ -1,4 +1,4 @@
-"""torch.distributed sharding for the engine: ranks encode whole batches, every rank gathers.
+"""torch.distributed sharding for the engine: ranks encode whole batches, rank 0 gathers and scores.
 
 Under ``torchrun`` (``WORLD_SIZE`` > 1 in the environment) :func:`setup` joins the process group
 (NCCL on CUDA, gloo on CPU); without it everything here is a no-op for one process. The engine
@@ -50,7 +50,8 @@ class Context:
         return out
 
     def gather(self, local: torch.Tensor, counts: list[int], device: torch.device) -> list[torch.Tensor]:
-        """Every rank's ``local`` rows (rank ``r`` holds ``counts[r]``), in rank order, on every rank."""
+        """Every rank's ``local`` rows (rank ``r`` holds ``counts[r]``), in rank order, on rank 0; other
+        ranks get an empty list (only rank 0 scores and writes)."""
         if self.world == 1:
             return [local]
         width, most = local.shape[1], max(counts)
@@ -59,10 +60,12 @@ class Context:
         parts: list[list[torch.Tensor]] = [[] for _ in range(self.world)]
         for start in range(0, most, GATHER_ROWS):
             block = padded[start : start + GATHER_ROWS].to(device)
-            received = [torch.empty_like(block) for _ in range(self.world)]
-            dist.all_gather(received, block)
-            for rank, part in enumerate(received):
+            received = [torch.empty_like(block) for _ in range(self.world)] if self.is_main else None
+            dist.gather(block, received, dst=0)
+            for rank, part in enumerate(received or []):
                 parts[rank].append(part.cpu())
+        if not self.is_main:
+            return []
         return [torch.cat(p)[:n] if p else local[:0] for p, n in zip(parts, counts)]
 
     def close(self) -> None:

@@ -149,6 +149,10 @@ class _Job:
         work = self._text_work(encoder, texts)
         text_emb, text_stats = self._embed("text", len(texts), text_keys, dim, cache, encoder.device, *work)
         t = self._tick("texts", t)
+        scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
+        groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
+        if not self.ctx.is_main:  # rank 0 alone holds every embedding; the others wait for its record
+            return ScoreRun(scores_path, provenance_path, self.ctx.broadcast(None), groups_path)
 
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
@@ -180,21 +184,17 @@ class _Job:
             "cached_texts": text_stats["cached"],
             **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
-        scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
-        groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
-        provenance = None
-        if self.ctx.is_main:
-            table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(s_original, pa.float64()))
-            table = table.append_column("s_variant", pa.array(s_variant, pa.float64()))
-            table = table.append_column("t_sim", pa.array(t_sim, pa.float64()))
-            digests = {"scores": _write_table(table, scores_path, schema.SCORE_COLUMNS)}
-            if groups_path is not None:
-                digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
-            else:  # a folder reused for a dataset without groups keeps no stale group scores
-                (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
-            self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
-            provenance = self._provenance(encoder, cache, counts, digests)
-            atomic_write_text(provenance_path, json.dumps(provenance, indent=2, sort_keys=False, default=str))
+        table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(s_original, pa.float64()))
+        table = table.append_column("s_variant", pa.array(s_variant, pa.float64()))
+        table = table.append_column("t_sim", pa.array(t_sim, pa.float64()))
+        digests = {"scores": _write_table(table, scores_path, schema.SCORE_COLUMNS)}
+        if groups_path is not None:
+            digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
+        else:  # a folder reused for a dataset without groups keeps no stale group scores
+            (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
+        self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
+        provenance = self._provenance(encoder, cache, counts, digests)
+        atomic_write_text(provenance_path, json.dumps(provenance, indent=2, sort_keys=False, default=str))
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path)
 
