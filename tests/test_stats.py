@@ -383,3 +383,13 @@ def test_empty_inputs_and_empty_flip_set(good):
 def test_bad_options(good, option, value):
     with pytest.raises(LGIPInputError, match=option):
         stats.lgip_statistics(**good, **{option: value})
+
+
+def test_declared_types_mirror_the_family_registry():
+    """stats stays NumPy-only (it ships in the Hub metric module), so it lists the families itself:
+    that list must be exactly the perturbation registry's, with each family's kind."""
+    from lgip_dataset.perturb.registry import CORE, FAMILIES
+
+    assert stats.DECLARED_TYPES == {name: family.kind for name, family in FAMILIES.items()}
+    assert stats.CORE_TYPES == CORE
+    assert set(stats.NWAY_TYPES) == {name for name in FAMILIES if name.startswith("scramble_")}
