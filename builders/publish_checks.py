@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from pathlib import Path
 
 import gradio
@@ -20,9 +21,13 @@ from lgip_dataset.hub_io import BUILD_INFO
 from lgip_metric.results import load_comparable, load_results
 
 HUB_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
-SPACE_KEYS = ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "license",
-              "models", "datasets", "tags")
-METRIC_KEYS = ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "tags", "description")
+SPACE_KEYS = ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "python_version", "app_file",
+              "license", "models", "datasets", "tags")
+METRIC_KEYS = ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "python_version", "app_file", "tags",
+               "description")
+# The pinned requirements (numpy 2.4, pandas 3.1, scipy 1.17, torch, transformers) need at least this
+# Python; the Hub's default is older, so a Space header must name it.
+MIN_PYTHON = (3, 11)
 METRIC_TAGS = {"evaluate", "metric"}
 UNFINISHED = ("*.tmp", "build_key.json")  # left only by an interrupted `lgip build`
 
@@ -172,9 +177,21 @@ def check_space_card(folder: Path, required: tuple[str, ...], problems: list) ->
     for key in ("colorFrom", "colorTo"):
         if data.get(key) and data[key] not in HUB_COLORS:
             problems.append(f"{path}: {key} {data[key]!r} is not a Hub color ({', '.join(sorted(HUB_COLORS))})")
+    _check_python_version(path, data.get("python_version"), problems)
     if data.get("app_file") and not (folder / data["app_file"]).is_file():
         problems.append(f"{path}: app_file {data['app_file']!r} is not in the upload")
     return data
+
+
+def _check_python_version(path: Path, value, problems: list) -> None:
+    """``python_version`` is a quoted "3.N" string (an unquoted 3.10 reads as 3.1) of at least ``MIN_PYTHON``."""
+    if value in (None, ""):
+        return  # reported as a missing key
+    minimum = ".".join(map(str, MIN_PYTHON))
+    if not isinstance(value, str) or not re.fullmatch(r"3\.\d+", value):
+        problems.append(f"{path}: python_version must be a quoted \"3.N\" string, e.g. \"{minimum}\"; got {value!r}")
+    elif tuple(int(x) for x in value.split(".")) < MIN_PYTHON:
+        problems.append(f"{path}: python_version {value} is older than the {minimum} the pinned requirements need")
 
 
 def check_requirements(path: Path, problems: list) -> list[Requirement]:
@@ -213,7 +230,8 @@ def check_metric(folder: Path, script: str) -> list[str]:
         except Exception as err:  # whatever evaluate raises, the module would be broken on the Hub
             problems.append(f"evaluate.load({script!r}) fails on the staged files: {err}")
     problems.raise_if_any(f"metric module {folder}")
-    return [f"README.md header has {', '.join(METRIC_KEYS)}; sdk_version = gradio {gradio.__version__}",
+    return [f"README.md header has {', '.join(METRIC_KEYS)}; sdk_version = gradio {gradio.__version__}; "
+            f"python_version = {data['python_version']}",
             f"evaluate.load loads the staged {script} with its local imports"]
 
 
@@ -230,7 +248,7 @@ def check_space(folder: Path, model_ids: set[str]) -> list[str]:
     check_results(results, problems)
     problems.raise_if_any(f"Space {folder}")
     return [f"README.md header has {', '.join(SPACE_KEYS)}; sdk_version = gradio {gradio.__version__}; "
-            f"models = the {len(model_ids)} registry Hub ids",
+            f"python_version = {data['python_version']}; models = the {len(model_ids)} registry Hub ids",
             f"{len(results)} results file(s), none made with random weights, all on one dataset"]
 
 

@@ -75,6 +75,7 @@ def test_dry_run_lists_exactly_what_the_upload_sends(capsys):
             "lgip_metric/engine.py", "lgip_dataset/sample/images/test-00000-of-00001.parquet"} <= set(space)
     assert not any("__pycache__" in p or p.endswith(".pyc") or "/." in p or p.startswith(".") for p in space)
     assert "models = the 9 registry Hub ids" in out and "evaluate.load loads the staged lgip.py" in out
+    assert out.count("python_version = 3.11") == 2  # the metric Space and the demo Space both name it
 
     api = FakeHfApi()
     code, out_upload, err = run(ALL, capsys, api=api)
@@ -207,3 +208,18 @@ def test_refuses_a_broken_metric_module(tmp_path, capsys):
     (metric / "lgip_metric.py").write_text((metric / "lgip_metric.py").read_text() + "\nraise ImportError('broken')\n")
     refuse(["--metric-repo", "org/lgip", "--metric-dir", str(metric)], capsys,
            r"evaluate.load\('lgip.py'\) fails on the staged files")
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("", r"the YAML header lacks `python_version`"),
+    ('python_version: "3.9"\n', r"python_version 3.9 is older than the 3.11 the pinned requirements need"),
+    ("python_version: 3.10\n", r"python_version must be a quoted \"3.N\" string, e.g. \"3.11\"; got 3.1\b"),
+])
+def test_refuses_a_space_card_without_a_usable_python_version(space_copy, tmp_path, capsys, line, problem):
+    metric = Path(shutil.copytree(REPO / "lgip_metric", tmp_path / "lgip_metric",
+                                  ignore=shutil.ignore_patterns("__pycache__")))
+    for folder in (space_copy, metric):
+        card = (folder / "README.md").read_text(encoding="utf-8")
+        (folder / "README.md").write_text(card.replace('python_version: "3.11"\n', line), encoding="utf-8")
+    refuse(["--space-repo", "org/demo", "--space-dir", str(space_copy)], capsys, problem)
+    refuse(["--metric-repo", "org/lgip", "--metric-dir", str(metric)], capsys, problem)
