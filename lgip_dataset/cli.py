@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 
+from lgip_dataset import __version__
 from lgip_dataset.errors import LGIPError
 
 COMMANDS = {
@@ -28,6 +29,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         prog="lgip",
         description="Language-Guided Invariance Probing of vision-language models.",
     )
+    parser.add_argument("--version", action="version", version=f"lgip {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_line) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_line, description=help_line)

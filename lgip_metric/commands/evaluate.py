@@ -19,7 +19,7 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from lgip_metric.commands import score
 
-    score.add_arguments(parser)
+    score.add_arguments(parser, out_help="output folder for scores.parquet, provenance.json, results.json and report/")
     parser.add_argument("--bootstrap", type=int, default=1000,
                         help="image resamples for the 95%% intervals; 0 skips them (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")

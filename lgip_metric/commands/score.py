@@ -12,18 +12,19 @@ import sys
 from lgip_dataset import schema
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser,
+                  out_help: str = "output folder for scores.parquet and provenance.json") -> None:
     from lgip_metric.models import PRECISIONS, REGISTRY
 
     parser.add_argument(
-        "--model", required=True,
+        "--model", required=True, type=_model_name,
         help=f"registry name ({', '.join(REGISTRY)}), any open_clip name (NAME/TAG, hf-hub:..., local-dir:...), "
         "or a transformers CLIP/SigLIP/SigLIP 2 id or folder; prefix random: for random weights",
     )
     parser.add_argument("--pretrained", help="open_clip pretrained tag or checkpoint file; 'none' = random weights")
     parser.add_argument("--dataset", default=None, help="LGIP dataset folder or Hub id (default: the embedded sample)")
     parser.add_argument("--config", default=schema.PAIRS, help="dataset config to score (default: %(default)s)")
-    parser.add_argument("--out", required=True, help="output folder for scores.parquet and provenance.json")
+    parser.add_argument("--out", required=True, help=out_help)
     parser.add_argument("--batch-size", type=int, default=64, help="images/texts per forward pass (default: %(default)s)")
     parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
                         help="fp32 (default) or autocast fp16/bf16 (drift measured in benchmarks/bench_scoring.py)")
@@ -33,6 +34,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-workers", type=int, default=None, help="image decoding workers (default: CPUs - 1, at most 8)")
     parser.add_argument("--limit", type=int, default=None, help="score only the first N rows")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _model_name(value: str) -> str:
+    """``--model`` as typed, once the registry knows how to resolve it (checked before torch is imported)."""
+    from lgip_metric.models import ModelError, resolve_model
+
+    try:
+        resolve_model(value, pretrained="none")  # the name only: --pretrained is checked when the model loads
+    except ModelError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

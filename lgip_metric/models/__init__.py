@@ -1,7 +1,13 @@
-"""Model registry and factory: two backends (open_clip, transformers) behind one :class:`Encoder`."""
-from lgip_metric.models.base import Encoder, ModelError
-from lgip_metric.models.factory import PRECISIONS, load_model, select_device
-from lgip_metric.models.registry import PAPER_MODELS, REGISTRY, ModelSpec, resolve_model
+"""Model registry and factory: two backends (open_clip, transformers) behind one :class:`Encoder`.
+
+The registry names are importable without torch (the CLI checks ``--model``/``--precision`` before
+paying for it); ``Encoder``, ``load_model`` and ``select_device`` import torch on first use.
+"""
+import importlib
+
+from lgip_metric.models.registry import PAPER_MODELS, PRECISIONS, REGISTRY, ModelError, ModelSpec, resolve_model
+
+_NEED_TORCH = {"Encoder": "base", "load_model": "factory", "select_device": "factory"}
 
 __all__ = [
     "Encoder",
@@ -14,3 +20,9 @@ __all__ = [
     "resolve_model",
     "select_device",
 ]
+
+
+def __getattr__(name: str):
+    if name in _NEED_TORCH:
+        return getattr(importlib.import_module(f"lgip_metric.models.{_NEED_TORCH[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,13 +11,9 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from lgip_dataset.errors import LGIPError
+from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported for the backends)
 
 Batch = dict[str, torch.Tensor]
-
-
-class ModelError(LGIPError):
-    """A model cannot be resolved or loaded as asked (unknown name, unsafe repo, wrong settings)."""
 
 
 class Encoder(ABC):

@@ -6,9 +6,7 @@ import os
 import torch
 
 from lgip_metric.models.base import Encoder, ModelError
-from lgip_metric.models.registry import OPEN_CLIP, ModelSpec, resolve_model
-
-PRECISIONS = ("fp32", "fp16", "bf16")
+from lgip_metric.models.registry import OPEN_CLIP, PRECISIONS, ModelSpec, resolve_model
 
 
 def select_device(device: str | torch.device | None = None) -> torch.device:

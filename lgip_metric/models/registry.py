@@ -12,15 +12,23 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
+import json
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lgip_metric.models.base import ModelError
+from lgip_dataset.errors import LGIPError
 
 OPEN_CLIP, TRANSFORMERS = "open_clip", "transformers"
 RANDOM_PREFIX = "random:"
 SCHEMAS = ("hf-hub:", "local-dir:")
 CHECKPOINT_GLOBS = ("*.safetensors", "*.bin", "*.pth", "*.pt")
+PRECISIONS = ("fp32", "fp16", "bf16")
+
+
+class ModelError(LGIPError):
+    """A model cannot be resolved or loaded as asked (unknown name, unsafe repo, wrong settings)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,11 @@ def _check_weights(spec: ModelSpec) -> None:
 
 
 def _open_clip_names() -> list[str]:
-    import open_clip
-
-    return open_clip.list_models()
+    """open_clip's architecture names. Until open_clip is imported they are read from the model
+    configs it ships, as ``open_clip.list_models()`` reads them, so a bad name is reported without
+    paying for importing open_clip and torch."""
+    if "open_clip" in sys.modules:
+        return sys.modules["open_clip"].list_models()
+    configs = Path(importlib.util.find_spec("open_clip").origin).parent / "model_configs"
+    return sorted(path.stem for path in configs.glob("*.json")
+                  if {"embed_dim", "vision_cfg", "text_cfg"} <= json.loads(path.read_text(encoding="utf-8")).keys())
