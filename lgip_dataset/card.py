@@ -15,13 +15,9 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from lgip_dataset import schema
 from lgip_dataset.coco import ImageEntry
+from lgip_metric.about import CITATION as LGIP_CITATION
 
-CITATION = """@misc{lgip2025,
-  title  = {Language-Guided Invariance Probing of Vision-Language Models},
-  year   = {2025},
-  note   = {LGIP: paraphrase invariance and semantic-flip sensitivity of CLIP-style models}
-}
-@inproceedings{lin2014coco,
+COCO_CITATION = """@inproceedings{lin2014coco,
   title     = {Microsoft COCO: Common Objects in Context},
   author    = {Lin, Tsung-Yi and others},
   booktitle = {ECCV},
@@ -181,7 +177,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
     sections += [
         "## License\n\nCaptions and annotations: COCO, CC BY 4.0. Images: their own Flickr licenses "
         "(see above or the COCO terms of use). Generated variants: CC BY 4.0.",
-        "## Citation\n\n```bibtex\n" + CITATION + "\n```",
+        "## Citation\n\n```bibtex\n" + LGIP_CITATION + "\n" + COCO_CITATION + "\n```",
         *config.extra_card_sections,
     ]
     card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n")

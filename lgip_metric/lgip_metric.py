@@ -15,7 +15,8 @@ counts behind every number and 95% bootstrap intervals that resample images.
 Examples:
 
     >>> import evaluate
-    >>> lgip = evaluate.load("lgip_metric")  # this folder in a checkout; "<org>/lgip" on the Hub
+    >>> from lgip_metric import METRIC_PATH  # this module's folder in the installed package
+    >>> lgip = evaluate.load(str(METRIC_PATH))  # "<org>/lgip" from the Hub
     >>> rows = dict(
     ...     original_scores=[0.31, 0.31, 0.31, 0.28, 0.28],
     ...     variant_scores=[0.30, 0.25, 0.33, 0.28, 0.21],
@@ -59,16 +60,10 @@ from __future__ import annotations
 import datasets
 import evaluate
 
+from .about import CITATION, CODEBASE_URLS, HOMEPAGE, LICENSE
 from .stats import lgip_statistics
 
 _DESCRIPTION = __doc__.split("\nExamples:")[0]
-_CITATION = """\
-@misc{lee_lgip,
-  title  = {Language-Guided Invariance Probing of Vision-Language Models},
-  author = {Lee, Jae Joong},
-  note   = {Department of Computer Science, Purdue University},
-}
-"""
 
 _KWARGS_DESCRIPTION = """\
 Args (one entry per (image, caption, variant) row; rows may come in any order):
@@ -118,9 +113,12 @@ class LGIP(evaluate.Metric):
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=_FEATURES,
+            homepage=HOMEPAGE,
+            codebase_urls=CODEBASE_URLS,
+            license=LICENSE,
             reference_urls=["https://cocodataset.org/"],
         )
 

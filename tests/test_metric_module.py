@@ -50,8 +50,8 @@ def test_add_batch_then_compute(lgip):
     assert lgip.compute(bootstrap=0) == stats.lgip_statistics(**data, bootstrap=0)
 
 
-def test_module_docstring_examples_run_as_doctests(monkeypatch):
-    monkeypatch.chdir(REPO)  # the examples load "lgip_metric" relative to a checkout
+def test_module_docstring_examples_run_as_doctests(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the examples load the module by lgip_metric.METRIC_PATH, from anywhere
     outcome = doctest.testmod(module, verbose=False, raise_on_error=False)
     assert outcome.attempted >= 8 and outcome.failed == 0
 
@@ -145,6 +145,18 @@ def test_wrong_value_types_are_refused_by_the_declared_features(lgip, field, val
 
 
 # ------------------------------------------------------------------------------------------ fresh venv
+
+
+def test_info_names_homepage_code_license_and_the_shared_citation(lgip):
+    from lgip_metric import METRIC_PATH, about
+
+    assert METRIC_PATH == METRIC_DIR.resolve() and (METRIC_PATH / "lgip_metric.py").is_file()
+    assert lgip.homepage == about.HOMEPAGE and lgip.codebase_urls == about.CODEBASE_URLS
+    assert lgip.license == about.LICENSE == "apache-2.0"
+    assert lgip.citation == about.CITATION
+    card = (METRIC_DIR / "README.md").read_text(encoding="utf-8")
+    assert f"```bibtex\n{about.CITATION}\n```" in card  # the metric card cites exactly the same entry
+    assert "evaluate.load(str(METRIC_PATH))" in card
 
 
 # Installed distributions a fresh `pip install evaluate` venv would not have (and the lgip package).
