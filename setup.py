@@ -40,6 +40,7 @@ setup(
         "pillow>=10",
         "pyyaml>=6",
         "scipy>=1.11",
+        "statsmodels>=0.14",
         "matplotlib>=3.8",
         "tqdm>=4.66",
     ],

@@ -7,16 +7,24 @@ caption's words among the dataset's own human captions), ``edit_position`` (span
 characters, flips with a span), ``supercategory`` of the swapped noun and ``same_supercategory``
 of original and replacement (object flips; from the perturbation lexicon), ``type``.
 
-Tests (``scipy.stats``): Pearson and Spearman for numeric features; Welch's t-test for binary
-features and one-vs-rest for each level of a categorical one. Every test needs ``min_support``
-rows (in each group for t-tests). p-values are corrected together by Benjamini-Hochberg
-(``scipy.stats.false_discovery_control``) into q-values.
+Tests: Pearson and Spearman for numeric features; Welch's t-test for binary features and
+one-vs-rest for each level of a categorical one. Every test needs ``min_support`` rows (in each
+group for t-tests) from at least two images.
+
+Rows are not independent: one image carries several captions and each caption several variants.
+So every test is also run as an OLS regression of the outcome on the feature (on ranks for
+Spearman, on the group indicator for t-tests) with standard errors clustered by image
+(``statsmodels``, ``cov_type="cluster"``, t with images - 1 degrees of freedom). ``p`` is that
+cluster-robust p-value; ``p_naive`` is the textbook one (``scipy.stats``), which treats every row
+as independent and is shown beside it. The ``p`` values are corrected together by
+Benjamini-Hochberg (``scipy.stats.false_discovery_control``) into q-values.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import scipy.stats
+import statsmodels.api as sm
 
 from lgip_metric.ngram import by_word_frequency, words
 
@@ -45,9 +53,9 @@ def features(scores: pd.DataFrame, spans: pd.DataFrame | None = None) -> pd.Data
     frame = scores.copy()
     if spans is not None:
         frame = frame.merge(spans[["row_id", "original", "replacement", "span_start"]], on="row_id", how="left")
-    for column in ("original", "replacement", "span_start"):
+    for column, dtype in (("original", object), ("replacement", object), ("span_start", float)):
         if column not in frame:
-            frame[column] = np.nan
+            frame[column] = pd.Series(np.nan, index=frame.index, dtype=dtype)
     diff = frame["s_original"] - frame["s_variant"]
     frame["gap"] = diff.where(frame["kind"] == "flip")
     frame["inv_error"] = diff.abs().where(frame["kind"] == "paraphrase")
@@ -65,40 +73,58 @@ def features(scores: pd.DataFrame, spans: pd.DataFrame | None = None) -> pd.Data
     return frame
 
 
-def _welch(outcome: str, feature: str, level, values: pd.Series, inside: pd.Series, min_support: int):
-    a, b = values[inside], values[~inside]
+def clustered_p(outcome, regressor, clusters) -> float:
+    """p-value of the slope of ``outcome ~ 1 + regressor`` by OLS with standard errors clustered by
+    ``clusters`` (statsmodels' cluster-robust sandwich, t with clusters - 1 degrees of freedom)."""
+    design = sm.add_constant(np.asarray(regressor, dtype=float), has_constant="add")
+    groups = pd.factorize(np.asarray(clusters))[0]
+    fit = sm.OLS(np.asarray(outcome, dtype=float), design).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    return float(fit.pvalues[1])
+
+
+def _test(outcome: str, feature: str, level, test: str, data: pd.DataFrame, regression, result, effect) -> dict:
+    """One table row: the naive ``result`` of scipy and the clustered p of ``regression`` = (y, x)."""
+    return {"outcome": outcome, "feature": feature, "level": level, "test": test, "n": len(data),
+            "images": int(data["image_id"].nunique()), "statistic": float(result.statistic), "effect": float(effect),
+            "p_naive": float(result.pvalue), "p": clustered_p(*regression, data["image_id"])}
+
+
+def _welch(outcome: str, feature: str, level, data: pd.DataFrame, inside: pd.Series, min_support: int):
+    a, b = data.loc[inside, outcome], data.loc[~inside, outcome]
     if min(len(a), len(b)) < min_support:
         return None
     result = scipy.stats.ttest_ind(a, b, equal_var=False)
-    return {"outcome": outcome, "feature": feature, "level": level, "test": "welch_t", "n": len(a) + len(b),
-            "n_group": len(a), "n_rest": len(b), "statistic": float(result.statistic),
-            "effect": float(a.mean() - b.mean()), "p": float(result.pvalue)}
+    return {**_test(outcome, feature, level, "welch_t", data, (data[outcome], inside), result, a.mean() - b.mean()),
+            "n_group": len(a), "n_rest": len(b)}
 
 
 def association_tests(frame: pd.DataFrame, min_support: int = MIN_SUPPORT) -> pd.DataFrame:
-    """Every test with enough support, ranked by BH q-value then |effect|."""
+    """Every test with enough support, ranked by BH q-value (of the clustered p) then |effect|."""
     rows = []
     for kind, outcome in OUTCOMES.items():
         part = frame[frame["kind"] == kind]
         for feature in NUMERIC:
-            data = part[[outcome, feature]].dropna()
-            if len(data) < min_support or data[feature].nunique() < 2 or data[outcome].nunique() < 2:
+            data = part[[outcome, feature, "image_id"]].dropna()
+            if (len(data) < min_support or data["image_id"].nunique() < 2 or data[feature].nunique() < 2
+                    or data[outcome].nunique() < 2):
                 continue
-            for test, function in (("pearson", scipy.stats.pearsonr), ("spearman", scipy.stats.spearmanr)):
+            for test, function, regression in (
+                ("pearson", scipy.stats.pearsonr, (data[outcome], data[feature])),
+                ("spearman", scipy.stats.spearmanr, (data[outcome].rank(), data[feature].rank())),
+            ):
                 result = function(data[feature], data[outcome])
-                rows.append({"outcome": outcome, "feature": feature, "level": "", "test": test, "n": len(data),
-                             "statistic": float(result.statistic), "effect": float(result.statistic),
-                             "p": float(result.pvalue)})
+                rows.append(_test(outcome, feature, "", test, data, regression, result, result.statistic))
         for feature in BINARY:
-            data = part[[outcome, feature]].dropna()
-            rows.append(_welch(outcome, feature, True, data[outcome], data[feature].astype(bool), min_support))
+            data = part[[outcome, feature, "image_id"]].dropna()
+            rows.append(_welch(outcome, feature, True, data, data[feature].astype(bool), min_support))
         for feature in CATEGORICAL:
-            data = part[[outcome, feature]].dropna()
+            data = part[[outcome, feature, "image_id"]].dropna()
             for level in sorted(data[feature].unique()):
-                rows.append(_welch(outcome, feature, level, data[outcome], data[feature] == level, min_support))
-    table = pd.DataFrame([r for r in rows if r is not None and np.isfinite(r["p"])])
+                rows.append(_welch(outcome, feature, level, data, data[feature] == level, min_support))
+    table = pd.DataFrame([r for r in rows if r is not None and r["images"] >= 2 and np.isfinite(r["p"])])
     if table.empty:
-        raise ValueError(f"no test has the minimum support of {min_support} rows; lower --min-support")
+        raise ValueError(f"no test has the minimum support of {min_support} rows from two images; lower --min-support")
     table["q"] = scipy.stats.false_discovery_control(table["p"].to_numpy(), method="bh")
     order = np.lexsort((-table["effect"].abs().to_numpy(), table["q"].to_numpy()))
     return table.iloc[order].reset_index(drop=True)

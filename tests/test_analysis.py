@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from lgip_metric.analysis import association_tests, features
+from lgip_metric.analysis import association_tests, clustered_p, features
 
 
 def bh_by_hand(p):
@@ -18,6 +18,43 @@ def bh_by_hand(p):
     q = np.empty(m)
     q[order] = np.minimum(q_sorted, 1.0)
     return q
+
+
+def clustered_p_by_hand(y, x, clusters) -> float:
+    """Slope p of y ~ 1 + x with the CR1 cluster sandwich: (X'X)^-1 (sum_g X_g'u_g u_g'X_g) (X'X)^-1
+    times G/(G-1) * (N-1)/(N-2), against t with G-1 degrees of freedom."""
+    y = np.asarray(y, dtype=float)
+    X = np.column_stack([np.ones(len(y)), np.asarray(x, dtype=float)])
+    bread = np.linalg.inv(X.T @ X)
+    beta = bread @ X.T @ y
+    u = y - X @ beta
+    clusters = np.asarray(clusters)
+    groups = np.unique(clusters)
+    meat = sum(np.outer(X[clusters == g].T @ u[clusters == g], X[clusters == g].T @ u[clusters == g]) for g in groups)
+    n, g = len(y), len(groups)
+    cov = bread @ meat @ bread * g / (g - 1) * (n - 1) / (n - 2)
+    return float(2 * scipy.stats.t.sf(abs(beta[1] / np.sqrt(cov[1, 1])), g - 1))
+
+
+def test_clustered_inference_is_wider_when_an_image_repeats_its_rows():
+    """Ten images with unrelated x and y, each repeated 20 times with tiny noise: the naive test sees 200
+    rows and a chance correlation of the ten images as overwhelming; the clustered one sees ten images."""
+    rng = np.random.default_rng(0)
+    image_x, image_y = rng.normal(size=10), rng.normal(size=10)
+    images = np.repeat(np.arange(10), 20)
+    x, y = image_x[images] + rng.normal(0, 0.05, 200), image_y[images] + rng.normal(0, 0.05, 200)
+    naive = scipy.stats.pearsonr(x, y).pvalue
+    clustered = clustered_p(y, x, images)
+    assert clustered == pytest.approx(clustered_p_by_hand(y, x, images))
+    assert naive < 1e-12 and clustered > 0.1
+
+
+def test_features_without_spans_are_nan():
+    scores, _ = frame(8)
+    f = features(scores)
+    for column in ("original", "replacement", "span_start", "edit_position", "supercategory", "same_supercategory"):
+        assert f[column].isna().all(), column
+    assert f["caption_length"].notna().all() and f["gap"].notna().sum() == 4
 
 
 def test_bh_hand_example():
@@ -35,7 +72,7 @@ def frame(n: int = 200, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
         replacement = "cat" if i % 4 == 1 else "car"
         s = 0.3
         delta = 0.01 * length + rng.normal(0, 0.02) + (0.03 if replacement == "cat" else 0.0)
-        rows.append({"row_id": f"r{i}", "image_id": i, "caption_id": f"c{i}", "kind": kind,
+        rows.append({"row_id": f"r{i}", "image_id": i // 5, "caption_id": f"c{i}", "kind": kind,
                      "type": "object" if kind == "flip" else "template", "caption": caption,
                      "variant": caption.replace("dog", replacement), "s_original": s, "s_variant": s - delta})
         spans.append({"row_id": f"r{i}", "original": "dog" if kind == "flip" else None,
@@ -65,15 +102,20 @@ def test_tests_match_scipy_and_bh():
     flips = f[f["kind"] == "flip"]
     row = table[(table["feature"] == "caption_length") & (table["test"] == "pearson") & (table["outcome"] == "gap")].iloc[0]
     expected = scipy.stats.pearsonr(flips["caption_length"], flips["gap"])
-    assert row["statistic"] == pytest.approx(expected.statistic) and row["p"] == pytest.approx(expected.pvalue)
+    assert row["statistic"] == pytest.approx(expected.statistic) and row["p_naive"] == pytest.approx(expected.pvalue)
+    assert row["p"] == pytest.approx(clustered_p_by_hand(flips["gap"], flips["caption_length"], flips["image_id"]))
+    assert row["images"] == flips["image_id"].nunique() == 40
     row = table[(table["feature"] == "caption_length") & (table["test"] == "spearman") & (table["outcome"] == "gap")].iloc[0]
-    assert row["p"] == pytest.approx(scipy.stats.spearmanr(flips["caption_length"], flips["gap"]).pvalue)
+    assert row["p_naive"] == pytest.approx(scipy.stats.spearmanr(flips["caption_length"], flips["gap"]).pvalue)
+    assert row["p"] == pytest.approx(clustered_p_by_hand(flips["gap"].rank(), flips["caption_length"].rank(),
+                                                         flips["image_id"]))
     row = table[table["feature"] == "same_supercategory"].iloc[0]
     same = flips["same_supercategory"].astype(bool)
     expected = scipy.stats.ttest_ind(flips.loc[same, "gap"], flips.loc[~same, "gap"], equal_var=False)
-    assert row["p"] == pytest.approx(expected.pvalue) and row["effect"] == pytest.approx(
+    assert row["p_naive"] == pytest.approx(expected.pvalue) and row["effect"] == pytest.approx(
         flips.loc[same, "gap"].mean() - flips.loc[~same, "gap"].mean())
-    assert table["q"].to_numpy() == pytest.approx(bh_by_hand(table["p"]))
+    assert row["p"] == pytest.approx(clustered_p_by_hand(flips["gap"], same, flips["image_id"]))
+    assert table["q"].to_numpy() == pytest.approx(bh_by_hand(table["p"]))  # BH over the clustered p-values
     assert (np.diff(table["q"].to_numpy()) >= 0).all()  # ranked by q
     assert not (table["feature"] == "type").any()  # a single type per kind: no one-vs-rest groups
     with pytest.raises(ValueError, match="minimum support"):

@@ -130,6 +130,8 @@ def test_analyze_writes_ranked_tests_and_plots(run, tmp_path):
     tests = pd.read_csv(tmp_path / "analysis" / "tests.csv")
     assert {"gap", "inv_error"} <= set(tests["outcome"]) and (tests["n"] >= 5).all()
     assert {"welch_t", "pearson", "spearman"} <= set(tests["test"])
+    assert tests["p"].between(0, 1).all() and tests["p_naive"].between(0, 1).all() and (tests["images"] >= 2).all()
+    assert "| p (clustered) | p (naive) |" in (tmp_path / "analysis" / "tests.md").read_text(encoding="utf-8")
     for name in ("tests.md", "effects.png", "outcomes_by_type.png", "features.parquet"):
         assert (tmp_path / "analysis" / name).stat().st_size > 0
 

@@ -3,7 +3,8 @@
 Reads a results folder (``results.json`` + its ``scores.parquet``) or a ``scores.parquet``; the edit
 spans come from the dataset's ``pairs`` config (joined by ``row_id``; the dataset named in the
 provenance, or ``--dataset``). Writes into ``--out``: ``features.parquet`` (every row with its
-features), ``tests.csv`` and ``tests.md`` (the ranked tests with BH q-values) and PNG plots.
+features), ``tests.csv`` and ``tests.md`` (the ranked tests: clustered-by-image and naive p-values side
+by side, BH q-values of the clustered ones) and PNG plots.
 """
 from __future__ import annotations
 
@@ -69,12 +70,16 @@ def run(args: argparse.Namespace) -> int:
     frame.to_parquet(out / "features.parquet")
     atomic_write_text(out / "tests.csv", to_csv(table.to_dict("records")))
     shown = table.head(args.top)
-    rows = [[r.outcome, r.feature, r.level, r.test, r.n, f"{r.effect:.4f}", f"{r.p:.3g}", f"{r.q:.3g}",
-             "yes" if r.significant else ""] for r in shown.itertuples()]
+    rows = [[r.outcome, r.feature, r.level, r.test, r.n, r.images, f"{r.effect:.4f}", f"{r.p:.3g}",
+             f"{r.p_naive:.3g}", f"{r.q:.3g}", "yes" if r.significant else ""] for r in shown.itertuples()]
     text = (f"# Per-example analysis of {label}\n\nScores: `{scores_path}`; spans from `{dataset}`. "
             f"{len(table)} tests with at least {args.min_support} rows, Benjamini-Hochberg q < {args.alpha} marked. "
-            "Effect: Pearson/Spearman r, or the mean difference (group - rest) for Welch's t-test.\n\n"
-            + markdown(["outcome", "feature", "level", "test", "n", "effect", "p", "q (BH)", "significant"], rows))
+            "Effect: Pearson/Spearman r, or the mean difference (group - rest) for Welch's t-test. "
+            "p (clustered): OLS of the outcome on the feature with standard errors clustered by image (rows of "
+            "one image are not independent); p (naive): the same test treating every row as independent. "
+            "q: Benjamini-Hochberg over the clustered p.\n\n"
+            + markdown(["outcome", "feature", "level", "test", "n", "images", "effect", "p (clustered)", "p (naive)",
+                        "q (BH)", "significant"], rows))
     atomic_write_text(out / "tests.md", text)
     paths = [plot_effects(shown, out / "effects.png"), plot_outcomes(frame, out / "outcomes_by_type.png")]
     print(text)
