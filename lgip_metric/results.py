@@ -3,6 +3,12 @@
 Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
 
     format, version, created
+    lgip_version, git_hash   the code that computed it (git_hash: the checkout's commit, else null)
+    settings    the run's options: limit, batch_size, precision, device, num_workers, bootstrap, seed,
+                confidence, pair_level (a ``--limit 100`` run says so here, not only by its row count)
+    metrics     flat ``name: value`` (as lm-evaluation-harness and CLIP_benchmark write them):
+                ``E_inv``, ``E_sens``, ``PR`` (headline) and ``<metric>/<type>`` per variant type
+    higher_is_better  ``name: bool`` for every key of ``metrics``
     model       name, model_id, backend, pretrained, random_weights, paper_row, label
     dataset     source, config, fingerprint, seed, lexicon_version
     averaging   "base_pair" | "pair_level", with averaging_description
@@ -13,21 +19,28 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     groups      (optional) 2x2 text/image/group scores of ``lgip_metric.groups.group_scores``
     scores      the score file, relative to results.json
     provenance  the scoring engine's full provenance record
+
+Version 1 files (no code version, settings or flat blocks) are still read; their ``metrics`` and
+``higher_is_better`` are derived from ``statistics`` on load.
 """
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
+from lgip_dataset import __version__
 from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
 
-FORMAT, VERSION = "lgip-results", 1
+FORMAT, VERSION = "lgip-results", 2
+READABLE_VERSIONS = (1, 2)
+HIGHER_IS_BETTER = {"E_inv": False, "E_sens": True, "PR": True, stats.NWAY: True}
 RESULTS_FILE = "results.json"
 RANDOM_MARK = "random weights"
 STATS_COLUMNS = ("s_original", "s_variant", "kind", "type", "caption_id", "image_id")
@@ -59,18 +72,49 @@ def statistics_of(rows: dict, *, extra_types=(), **options) -> dict:
     )
 
 
+def flat_metrics(statistics: dict) -> dict[str, float]:
+    """The statistics as one flat ``name: value`` dict: the headline ``E_inv``, ``E_sens``, ``PR``, then
+    ``<metric>/<type>`` for every variant type (``PR/object``, ``nway_accuracy/scramble_all``, ...)."""
+    metrics = {metric: statistics[metric] for kind in stats.KINDS for metric in stats.METRICS[kind]}
+    for type_, block in statistics["per_type"].items():
+        metrics.update({f"{metric}/{type_}": block[metric] for metric in HIGHER_IS_BETTER if metric in block})
+    return metrics
+
+
+def higher_is_better(metrics: dict) -> dict[str, bool]:
+    """Whether a larger value is better, for every key of :func:`flat_metrics`."""
+    return {name: HIGHER_IS_BETTER[name.split("/")[0]] for name in metrics}
+
+
+def git_hash() -> str | None:
+    """The commit of the checkout this code runs from, or None (an installed package, no git)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 def build_results(statistics: dict, provenance: dict, scores_file: str, *, blind: dict | None = None,
-                  groups: dict | None = None) -> dict:
-    """The results.json record of one scored model (``blind``/``groups`` blocks when computed)."""
+                  groups: dict | None = None, settings: dict | None = None) -> dict:
+    """The results.json record of one scored model (``blind``/``groups`` blocks when computed;
+    ``settings``: the run's options, see the module docstring)."""
     model = {
         "name": provenance["model"],
         **{key: provenance.get(key) for key in ("model_id", "backend", "pretrained", "random_weights", "paper_row")},
         "label": model_label(provenance),
     }
+    metrics = flat_metrics(statistics)
     return {
         "format": FORMAT,
         "version": VERSION,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lgip_version": __version__,
+        "git_hash": git_hash(),
+        "settings": settings or {},
+        "metrics": metrics,
+        "higher_is_better": higher_is_better(metrics),
         "model": model,
         "dataset": provenance["dataset"],
         "averaging": statistics["averaging"],
@@ -109,6 +153,11 @@ class Results:
         return self.data["statistics"]
 
     @property
+    def metrics(self) -> dict[str, float]:
+        """The flat metrics (derived from ``statistics`` for a version 1 file)."""
+        return self.data.get("metrics") or flat_metrics(self.statistics)
+
+    @property
     def fingerprint(self) -> str:
         return self.data["dataset"]["fingerprint"]
 
@@ -130,8 +179,9 @@ def load_results(path: str | Path) -> Results:
         raise DataError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DataError(f"{path}: not an LGIP results file (expected \"format\": \"{FORMAT}\")")
-    if data.get("version") != VERSION:
-        raise DataError(f"{path}: results version {data.get('version')!r}; this lgip reads version {VERSION}")
+    if data.get("version") not in READABLE_VERSIONS:
+        raise DataError(f"{path}: results version {data.get('version')!r}; this lgip reads versions "
+                        f"{', '.join(map(str, READABLE_VERSIONS))}")
     return Results(path, data)
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from lgip_dataset import SAMPLE_DIR
+from lgip_dataset import SAMPLE_DIR, __version__
 from lgip_dataset.cli import main as lgip
 from lgip_metric import results, stats
 from lgip_metric.testing import make_tiny_openclip
@@ -107,3 +107,46 @@ def test_pair_level_flag_is_carried_into_results_and_report(runs):
     assert pair_level["provenance"]["counts"]["encoded_texts"] == 0
     assert pair_level["statistics"]["counts"] == first["statistics"]["counts"]
     assert "Averaging: **pair_level**" in (root / "pl" / "report" / "table1.md").read_text(encoding="utf-8")
+
+
+def test_results_carry_flat_metrics_code_version_and_run_settings(runs):
+    _, first, *_ = runs
+    assert first["version"] == results.VERSION == 2
+    s = first["statistics"]
+    assert {name: first["metrics"][name] for name in ("E_inv", "E_sens", "PR")} == {m: s[m] for m in ("E_inv", "E_sens", "PR")}
+    assert first["metrics"]["PR/object"] == s["per_type"]["object"]["PR"]
+    assert first["metrics"]["E_inv/template"] == s["per_type"]["template"]["E_inv"]
+    assert len(first["metrics"]) == 3 + sum(len(stats.METRICS[b["kind"]]) for b in s["per_type"].values())
+    assert set(first["higher_is_better"]) == set(first["metrics"])
+    assert first["higher_is_better"]["E_inv/marker"] is False and first["higher_is_better"]["PR/color"] is True
+    assert first["lgip_version"] == __version__
+    assert first["git_hash"] is None or len(first["git_hash"]) == 40
+    assert first["settings"] == {"limit": int(LIMIT), "batch_size": 64, "precision": "fp32", "device": "cpu",
+                                 "num_workers": 0, "bootstrap": 200, "seed": 0, "confidence": 0.95,
+                                 "pair_level": False}
+
+
+def test_git_hash_is_the_checkouts_commit_or_none(monkeypatch):
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(results.__file__).parent, capture_output=True,
+                          text=True)
+    assert results.git_hash() == (head.stdout.strip() if head.returncode == 0 else None)
+    monkeypatch.setenv("PATH", "")  # no git at all: the package was installed, not checked out
+    assert results.git_hash() is None
+
+
+FIXTURE_V1 = Path(__file__).parent / "fixtures" / "results-v1"  # written by lgip 0.1.0 before format version 2
+
+
+def test_report_still_reads_version_1_results(runs, tmp_path, capsys):
+    old = results.load_results(FIXTURE_V1)
+    assert old.data["version"] == 1 and "metrics" not in old.data
+    assert old.metrics["PR"] == old.statistics["PR"] and old.metrics["PR/count"] == old.statistics["per_type"]["count"]["PR"]
+    assert lgip(["report", str(FIXTURE_V1), "--out", str(tmp_path / "r")]) == 0
+    table = (tmp_path / "r" / "table1.md").read_text(encoding="utf-8")
+    assert f"| {old.statistics['PR']:.4f} [" in table
+    bad = tmp_path / "v9.json"
+    bad.write_text(json.dumps({**old.data, "version": 9}), encoding="utf-8")
+    assert lgip(["report", str(bad), "--out", str(tmp_path / "r9")]) == 2
+    assert "results version 9; this lgip reads versions 1, 2" in capsys.readouterr().err

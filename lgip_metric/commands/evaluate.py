@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     path = results.write_results(
         out / results.RESULTS_FILE,
         results.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out),
-                              blind=blind_block, groups=group_block),
+                              blind=blind_block, groups=group_block, settings=settings(args)),
     )
     report = write_report([results.load_results(path)], out / "report", paper=args.paper_reference)
     print(headline(statistics))
@@ -71,6 +71,13 @@ def run(args: argparse.Namespace) -> int:
           + ", ".join(f"{t} {lm[t]['PR']:.4f}" for t in statistics["headline_types"][stats.FLIP] if t in lm))
     print(f"results -> {path}\nreport  -> {report['report.md']}")
     return 0
+
+
+def settings(args: argparse.Namespace) -> dict:
+    """The options of this run as results.json records them (None: the documented default was used)."""
+    names = ("limit", "batch_size", "precision", "device", "num_workers", "bootstrap", "seed", "confidence",
+             "pair_level")
+    return {name: getattr(args, name) for name in names}
 
 
 def headline(statistics: dict) -> str:
