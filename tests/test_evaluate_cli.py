@@ -139,7 +139,7 @@ def test_git_hash_is_the_checkouts_commit_or_none(monkeypatch):
 FIXTURE_V1 = Path(__file__).parent / "fixtures" / "results-v1"  # written by lgip 0.1.0 before format version 2
 
 
-def test_report_still_reads_version_1_results(runs, tmp_path, capsys):
+def test_report_still_reads_version_1_results(tmp_path, capsys):
     old = results.load_results(FIXTURE_V1)
     assert old.data["version"] == 1 and "metrics" not in old.data
     assert old.metrics["PR"] == old.statistics["PR"] and old.metrics["PR/count"] == old.statistics["per_type"]["count"]["PR"]
