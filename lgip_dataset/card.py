@@ -98,8 +98,9 @@ def _counts_table(counts: dict) -> str:
     return "\n".join(lines)
 
 
-def _families_section(families: dict, counts: dict) -> str:
-    """The variant families of the build with their kind, version and counts per type."""
+def _families_section(families: dict, counts: dict, imported: dict) -> str:
+    """The variant families of the build with their kind, version and counts per type, then the
+    types imported from another probe set (``lgip build --from``)."""
     lines = [
         "Core families (template, marker, object, color, count) are selected together with K_same / "
         "K_diff per caption exactly as in a core-only build; every other family is selected on its "
@@ -113,6 +114,9 @@ def _families_section(families: dict, counts: dict) -> str:
     for name, meta in families.items():  # a family's variants carry its name as their type
         n = counts["paraphrases" if meta["kind"] == "paraphrase" else "flips"].get(name, 0)
         lines.append(f"| {name} | {meta['kind']} | {meta['version']} | {name} | {n:,} |")
+    for type_, kind in imported.items():
+        n = counts["paraphrases" if kind == "paraphrase" else "flips"].get(type_, 0)
+        lines.append(f"| imported | {kind} | source file | {type_} | {n:,} |")
     return "\n".join(lines)
 
 
@@ -162,11 +166,11 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "`<caption_id>-f<i>` for variants.",
         "## Usage\n\n" + USAGE.replace("{repo}", "<org>/lgip"),
         "## Counts\n\n" + _counts_table(counts),
-        "## Variant families\n\n" + _families_section(info["families"], counts),
+        "## Variant families\n\n" + _families_section(info["families"], counts, info.get("imported_types", {})),
         "## Build\n\n"
         f"- source captions: `{info['source']['captions']}` (sha256 `{info['source']['captions_sha256'][:16]}…`)\n"
         f"- seed: {info['seed']}; K_same = {info['k_same']}; K_diff = {info['k_diff']}; "
-        f"captions per image ≤ {info['captions_per_image']}; images sampled: "
+        f"captions per image ≤ {info['captions_per_image'] or 'all'}; images sampled: "
         f"{'all' if info['num_images'] is None else info['num_images']}\n"
         f"- lexicon version: {info['lexicon_version']}; lgip {info['lgip_version']}; "
         f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}",

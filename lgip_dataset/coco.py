@@ -156,19 +156,19 @@ def select_images(
     entries: list[ImageEntry],
     *,
     num_images: int | None,
-    captions_per_image: int,
+    captions_per_image: int | None,
     seed: int,
     license_ids: set[int] | None = None,
     image_ids: set[int] | None = None,
     skips: SkipLog,
 ) -> list[ImageEntry]:
-    """Seeded sample of ``num_images`` images with captions; keep the first N captions of each.
+    """Seeded sample of ``num_images`` images with captions; keep the first N captions of each (all: None).
 
     ``license_ids`` and ``image_ids`` restrict the pool first (a subset chosen on purpose, not a
     skip). Images without any usable caption are counted as skipped. The sample depends only on the
     set of image ids and the seed, not on file order.
     """
-    if captions_per_image < 1:
+    if captions_per_image is not None and captions_per_image < 1:
         raise DataError(f"--captions-per-image must be at least 1, got {captions_per_image}")
     pool = []
     for entry in sorted(entries, key=lambda e: e.image_id):
@@ -190,7 +190,7 @@ def select_images(
         if num_images < len(pool):
             pool = sorted(random.Random(seed).sample(pool, num_images), key=lambda e: e.image_id)
     for entry in pool:
-        extra = entry.captions[captions_per_image:]
+        extra = entry.captions[captions_per_image:] if captions_per_image is not None else []
         if extra:
             skips.add("caption beyond --captions-per-image (cap)", f"image_id {entry.image_id}", count=len(extra))
         entry.captions = entry.captions[:captions_per_image]

@@ -21,7 +21,7 @@ import pyarrow as pa
 from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
-from lgip_dataset import schema
+from lgip_dataset import schema, sugarcrepe
 from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.card import write_card
 from lgip_dataset.coco import ImageEntry, read_captions, select_images
@@ -30,7 +30,7 @@ from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
-from lgip_dataset.perturb.registry import FAMILIES
+from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES
 from lgip_dataset.skips import SkipLog
 
 IMAGES_PER_SHARD = 1000
@@ -43,11 +43,12 @@ _KEY_FILE = "build_key.json"
 class BuildConfig:
     """What ``lgip build`` was asked for; every field goes into the card and ``lgip_build.json``."""
 
-    captions: Path
+    captions: Path  # a COCO/Karpathy captions file, or the folder of a ``source`` probe set
     out: Path
     images: Path | None = None
     num_images: int | None = None
-    captions_per_image: int = 5
+    captions_per_image: int | None = 5  # None: every caption
+    source: str = "coco"  # or ``sugarcrepe.FORMAT``: each instance's negative is imported as a flip
     seed: int = 0
     k_same: int = 6
     k_diff: int = 6
@@ -75,7 +76,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         raise DataError(f"--images {config.images} is not a folder")
     perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff, families=config.families)
     skips = SkipLog()
-    entries = read_captions(config.captions, skips)
+    entries, imported, captions_sha256 = _read_source(config, skips)
     license_ids = set(config.license_ids) if config.license_ids else None
     selected = select_images(
         entries,
@@ -87,13 +88,12 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         skips=skips,
     )
     staging = out.parent / f".{out.name}.partial"
-    captions_sha256 = _sha256(Path(config.captions))
     _prepare_staging(staging, _build_key(config, captions_sha256))
     if config.images is not None:
         selected = _write_image_shards(staging, selected, Path(config.images), skips, progress)
     if not selected:
         raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
-    counts = _write_text_shards(staging, selected, perturber, config.seed, progress)
+    counts = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
@@ -103,6 +103,16 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     (staging / _KEY_FILE).unlink()
     _publish(staging, out)
     return BuildSummary(out=out, counts=counts, skips=skips)
+
+
+def _read_source(config: BuildConfig, skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]], str]:
+    """The images with their captions, the imported flips per caption id, and the source's SHA-256."""
+    if config.source == sugarcrepe.FORMAT:
+        if config.images is None:
+            raise DataError("--from sugarcrepe needs --images: instances whose image is missing are skipped")
+        entries, imported = sugarcrepe.read_sugarcrepe(config.captions, config.images, skips)
+        return entries, imported, sugarcrepe.sha256(config.captions)
+    return read_captions(config.captions, skips), {}, _sha256(Path(config.captions))
 
 
 def _build_key(config: BuildConfig, captions_sha256: str) -> dict:
@@ -197,24 +207,26 @@ def _variant_row(variant: Variant, variant_id: str) -> dict:
     }
 
 
-def variant_rows(caption_id: str, result: PerturbResult) -> tuple[list[dict], list[dict]]:
-    """Rows of one caption's paraphrases and flips with stable ids ``<caption_id>-p<i>`` / ``-f<i>``."""
+def variant_rows(caption_id: str, result: PerturbResult, imported=()) -> tuple[list[dict], list[dict]]:
+    """Rows of one caption's paraphrases and flips (the generated ones, then ``imported``) with stable
+    ids ``<caption_id>-p<i>`` / ``-f<i>``."""
     paraphrases = [_variant_row(v, f"{caption_id}-p{i}") for i, v in enumerate(result.paraphrases)]
-    flips = [_variant_row(v, f"{caption_id}-f{i}") for i, v in enumerate(result.flips)]
+    flips = [_variant_row(v, f"{caption_id}-f{i}") for i, v in enumerate([*result.flips, *imported])]
     return paraphrases, flips
 
 
 def _write_text_shards(
-    staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool
+    staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool,
+    imported: dict[str, list[Variant]],
 ) -> dict:
-    """Perturb every caption and write the ``captions`` and flat ``pairs`` configs."""
+    """Perturb every caption, add its ``imported`` flips, and write the ``captions`` and flat ``pairs`` configs."""
     captions = {name: [] for name in schema.CAPTION_FEATURES}
     pairs = {name: [] for name in schema.PAIR_FEATURES}
     counts = Counter()
     for entry in tqdm(selected, desc="captions", unit="img", total=len(selected), disable=not progress):
         for caption in entry.captions:
             result = perturber.perturb(caption.text, seed=seed)
-            paraphrases, flips = variant_rows(caption.caption_id, result)
+            paraphrases, flips = variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ()))
             for name, value in (
                 ("caption_id", caption.caption_id),
                 ("image_id", entry.image_id),
@@ -310,9 +322,10 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "captions_per_image": config.captions_per_image,
         "license_ids": list(config.license_ids) if config.license_ids else None,
         "image_ids": list(config.image_ids) if config.image_ids else None,
-        "source": {"captions": Path(config.captions).name, "captions_sha256": captions_sha256},
+        "source": {"format": config.source, "captions": Path(config.captions).name, "captions_sha256": captions_sha256},
         "images_embedded": config.images is not None,
         "families": {n: {"kind": FAMILIES[n].kind, "version": FAMILIES[n].version} for n in families},
+        "imported_types": {t: IMPORTED_TYPES.get(t, schema.FLIP) for t in counts["flips"] if t not in FAMILIES and t != "total"},
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
         + ([schema.GROUPS] if counts.get("groups", {}).get("total") else []),
         "counts": counts,

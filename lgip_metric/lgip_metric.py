@@ -72,8 +72,10 @@ Args (one entry per (image, caption, variant) row; rows may come in any order):
     variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
     variant_types (`list` of `str`): "template", "marker", "syntactic" (paraphrases), "object",
         "color", "count", "negation", "binding", "relation", "spatial", "temporal",
-        "scramble_content", "scramble_function", "scramble_all" (flips), or a type named in
-        `extra_types`.
+        "scramble_content", "scramble_function", "scramble_all" (flips), the SugarCrepe flips
+        "sugarcrepe_replace_obj", "sugarcrepe_replace_att", "sugarcrepe_replace_rel",
+        "sugarcrepe_swap_obj", "sugarcrepe_swap_att", "sugarcrepe_add_obj", "sugarcrepe_add_att", or a
+        type named in `extra_types`.
     caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`).
     image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
         (image, caption) and the bootstrap resamples images.

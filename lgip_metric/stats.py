@@ -52,6 +52,14 @@ DECLARED_TYPES = {
     "scramble_content": FLIP,
     "scramble_function": FLIP,
     "scramble_all": FLIP,
+    # imported by ``lgip build --from sugarcrepe`` (the registry's IMPORTED_TYPES)
+    "sugarcrepe_replace_obj": FLIP,
+    "sugarcrepe_replace_att": FLIP,
+    "sugarcrepe_replace_rel": FLIP,
+    "sugarcrepe_swap_obj": FLIP,
+    "sugarcrepe_swap_att": FLIP,
+    "sugarcrepe_add_obj": FLIP,
+    "sugarcrepe_add_att": FLIP,
 }
 CORE_TYPES = ("template", "marker", "object", "color", "count")  # the paper's Table 1 families
 NWAY_TYPES = ("scramble_content", "scramble_function", "scramble_all")  # scored n-way as well

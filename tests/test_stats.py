@@ -388,8 +388,8 @@ def test_bad_options(good, option, value):
 def test_declared_types_mirror_the_family_registry():
     """stats stays NumPy-only (it ships in the Hub metric module), so it lists the families itself:
     that list must be exactly the perturbation registry's, with each family's kind."""
-    from lgip_dataset.perturb.registry import CORE, FAMILIES
+    from lgip_dataset.perturb.registry import CORE, FAMILIES, IMPORTED_TYPES
 
-    assert stats.DECLARED_TYPES == {name: family.kind for name, family in FAMILIES.items()}
+    assert stats.DECLARED_TYPES == {**{name: family.kind for name, family in FAMILIES.items()}, **IMPORTED_TYPES}
     assert stats.CORE_TYPES == CORE
     assert set(stats.NWAY_TYPES) == {name for name in FAMILIES if name.startswith("scramble_")}

@@ -1,4 +1,5 @@
-"""``lgip build``: materialise a Hub-layout LGIP dataset folder from COCO captions (+ images)."""
+"""``lgip build``: materialise a Hub-layout LGIP dataset folder from COCO captions (+ images), or from a
+SugarCrepe-format probe set (``--from sugarcrepe DIR``: its negatives become flips beside LGIP's own)."""
 from __future__ import annotations
 
 import argparse
@@ -8,13 +9,19 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--captions", type=Path, required=True, help="COCO captions JSON (2014/2017) or Karpathy list JSON")
+    captions = parser.add_mutually_exclusive_group(required=True)
+    captions.add_argument("--captions", type=Path, help="COCO captions JSON (2014/2017) or Karpathy list JSON")
+    captions.add_argument("--from", dest="from_source", nargs=2, metavar=("FORMAT", "DIR"), type=str,
+                          help="a probe set in another layout: `sugarcrepe DIR` reads DIR/*.json "
+                               "({id: {filename, caption, negative_caption}}); each file becomes a flip type "
+                               "sugarcrepe_<file>, added to LGIP's own variants of the captions (needs --images)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--images", type=Path, help="folder holding the images named in the captions file")
     source.add_argument("--no-images", action="store_true", help="text-only build: captions and pairs configs, no images")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created atomically)")
     parser.add_argument("--num-images", type=int, default=None, help="seeded sample of M images (default: all)")
-    parser.add_argument("--captions-per-image", type=int, default=5, help="cap on captions per image (default 5)")
+    parser.add_argument("--captions-per-image", type=int, default=None,
+                        help="cap on captions per image (default 5; every caption with --from)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the image sample and the variant choice")
     parser.add_argument("--k-same", type=int, default=6, help="paraphrases per caption at most (default 6)")
     parser.add_argument("--k-diff", type=int, default=6, help="flips per caption at most (default 6)")
@@ -41,15 +48,31 @@ def _id_list(value: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected integer image ids, got {value!r}") from None
 
 
+def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
+    """(source format, captions file or probe-set folder, extra BuildConfig fields) of the arguments."""
+    from lgip_dataset import sugarcrepe
+    from lgip_dataset.errors import DataError
+
+    if args.from_source is None:
+        return "coco", args.captions, {}
+    name, folder = args.from_source
+    if name != sugarcrepe.FORMAT:
+        raise DataError(f"--from {name}: unknown probe-set format; known: {sugarcrepe.FORMAT}")
+    return name, Path(folder), {"title": sugarcrepe.TITLE, "extra_card_sections": [sugarcrepe.CARD_SECTION]}
+
+
 def run(args: argparse.Namespace) -> int:
     from lgip_dataset.materialize import BuildConfig, build
 
+    source, captions, card = _source(args)
+    cap = args.captions_per_image if args.captions_per_image is not None else (5 if source == "coco" else None)
     config = BuildConfig(
-        captions=args.captions,
+        captions=captions,
+        source=source,
         out=args.out,
         images=None if args.no_images else args.images,
         num_images=args.num_images,
-        captions_per_image=args.captions_per_image,
+        captions_per_image=cap,
         seed=args.seed,
         k_same=args.k_same,
         k_diff=args.k_diff,
@@ -57,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         image_ids=args.image_ids,
         families=args.families,
         groups=args.groups,
+        **card,
     )
     start = time.perf_counter()
     summary = build(config, overwrite=args.overwrite, progress=not args.quiet)

@@ -30,6 +30,18 @@ class Family:
 
 FAMILIES: dict[str, Family] = {}
 
+# Variant types that ``lgip build --from`` imports from other probe sets instead of generating
+# them: name -> kind. The statistics know them like the families' own types.
+SUGARCREPE_SUBSETS = ("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj", "add_att")
+
+
+def imported_type(source: str, subset: str) -> str:
+    """The type of the variants imported from ``subset`` of probe set ``source``: ``sugarcrepe_replace_obj``."""
+    return f"{source}_{subset}"
+
+
+IMPORTED_TYPES: dict[str, str] = {imported_type("sugarcrepe", subset): "flip" for subset in SUGARCREPE_SUBSETS}
+
 
 def register(name: str, kind: str, version: str = "1.0.0") -> Callable[[Generate], Generate]:
     """Decorator: register ``generate`` as the family ``name`` of ``kind``; bump ``version`` when

@@ -1,0 +1,134 @@
+"""Read SugarCrepe-format probe sets into LGIP build records (``lgip build --from sugarcrepe DIR``).
+
+A SugarCrepe folder holds JSON files ``{id: {"filename", "caption", "negative_caption"}}`` (the
+layout of RAIVNLab/sugar-crepe's ``data/`` that CLIP_benchmark also reads); every file is one
+subset. Each instance becomes a flip of its caption whose type is ``sugarcrepe_<file stem>``
+(``sugarcrepe_replace_obj``, ...; the registry's ``IMPORTED_TYPES``). The same (image, caption) in
+several files is one caption with several imported flips, and every image is stored once.
+
+Instances are counted in the build's skip log, never dropped silently: an image file missing from
+``--images``, an unusable caption or negative, or a negative equal to its caption.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from lgip_dataset.coco import Caption, ImageEntry, normalise_caption
+from lgip_dataset.errors import DataError
+from lgip_dataset.perturb import MAX_CAPTION_CHARS, Variant
+from lgip_dataset.perturb.registry import imported_type
+from lgip_dataset.schema import FLIP
+from lgip_dataset.skips import SkipLog
+
+FORMAT = "sugarcrepe"
+FAMILY = "sugarcrepe"
+TITLE = "LGIP with SugarCrepe flips (COCO val2017)"
+CARD_SECTION = """## SugarCrepe flips
+
+Besides LGIP's own paraphrases and flips of each caption, every SugarCrepe instance (Hsieh et al.,
+NeurIPS 2023 Datasets and Benchmarks; https://github.com/RAIVNLab/sugar-crepe, MIT license) whose
+image is present adds its `negative_caption` as a flip of its `caption`, with the type
+`sugarcrepe_<subset>` (`sugarcrepe_replace_obj`, `sugarcrepe_swap_att`, ...; no edit span is
+recorded). A SugarCrepe subset's accuracy is the pair-level PR of its type: the share of its
+instances whose caption scores above the negative. Instances whose image is missing are counted
+under Skipped input.
+
+```bibtex
+@inproceedings{hsieh2023sugarcrepe,
+  title     = {SugarCrepe: Fixing Hackable Benchmarks for Vision-Language Compositionality},
+  author    = {Hsieh, Cheng-Yu and Zhang, Jieyu and Ma, Zixian and Kembhavi, Aniruddha and Krishna, Ranjay},
+  booktitle = {NeurIPS Datasets and Benchmarks},
+  year      = {2023}
+}
+```"""
+_DIGITS = re.compile(r"(\d+)\.\w+$")
+
+
+def source_files(folder: str | Path) -> list[Path]:
+    """The subset files of a SugarCrepe folder, sorted; a DataError when there are none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(f"--from sugarcrepe {folder}: not a folder")
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise DataError(f"--from sugarcrepe {folder}: no *.json subset files (expected e.g. replace_obj.json)")
+    return files
+
+
+def sha256(folder: str | Path) -> str:
+    """One digest of every subset file's name and bytes (the build's source fingerprint)."""
+    digest = hashlib.sha256()
+    for path in source_files(folder):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected an object {{id: {{filename, caption, negative_caption}}}}, "
+                        f"got a {type(data).__name__}")
+    return data
+
+
+def _image_id(path: Path, key: str, filename: str) -> int:
+    match = _DIGITS.search(filename)
+    if match is None:
+        raise DataError(f"{path}: instance {key!r} has no numeric COCO id in its file name {filename!r}")
+    return int(match.group(1))
+
+
+def _text(raw, what: str, where: str, skips: SkipLog) -> str | None:
+    text = normalise_caption(raw) if isinstance(raw, str) else ""
+    if not text:
+        skips.add(f"SugarCrepe instance with an empty or missing {what}", where)
+    elif len(text) > MAX_CAPTION_CHARS:
+        skips.add(f"SugarCrepe {what} longer than {MAX_CAPTION_CHARS} characters", where)
+    else:
+        return text
+    return None
+
+
+def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
+                    skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]]]:
+    """The images with their captions, and the imported flips per caption id, of a SugarCrepe folder.
+
+    Caption ids are ``sc-<file stem>-<instance id>`` of the first instance (files sorted by name)
+    that has that caption on that image.
+    """
+    images_dir = Path(images_dir)
+    entries: dict[int, ImageEntry] = {}
+    caption_ids: dict[tuple[int, str], str] = {}
+    flips: dict[str, list[Variant]] = {}
+    for path in source_files(folder):
+        type_ = imported_type(FAMILY, path.stem)
+        for key, item in _load(path).items():
+            where = f"{path.name}: {key}"
+            if not isinstance(item, dict) or not isinstance(item.get("filename"), str):
+                raise DataError(f"{path}: instance {key!r} needs 'filename', 'caption' and 'negative_caption'")
+            if not (images_dir / item["filename"]).is_file():
+                skips.add("SugarCrepe instance whose image file is not in --images", where, item["filename"])
+                continue
+            caption = _text(item.get("caption"), "caption", where, skips)
+            negative = caption and _text(item.get("negative_caption"), "negative_caption", where, skips)
+            if not negative:
+                continue
+            if negative == caption:
+                skips.add("SugarCrepe negative_caption equal to its caption", where)
+                continue
+            image_id = _image_id(path, key, item["filename"])
+            entry = entries.setdefault(image_id, ImageEntry(image_id=image_id, file_name=item["filename"]))
+            caption_id = caption_ids.get((image_id, caption))
+            if caption_id is None:
+                caption_id = caption_ids[image_id, caption] = f"sc-{path.stem}-{key}"
+                entry.captions.append(Caption(caption_id, caption))
+            flips.setdefault(caption_id, []).append(Variant(text=negative, kind=FLIP, family=FAMILY, type=type_))
+    return [entries[i] for i in sorted(entries)], flips
