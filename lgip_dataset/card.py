@@ -54,28 +54,62 @@ def write_minimal_card(folder: Path, configs, note: str) -> None:
     DatasetCard(f"---\n{card_data.to_yaml()}\n---\n{note}\n").save(Path(folder) / "README.md")
 
 
-def _card_data(folder: Path, configs: list[str], num_images: int) -> DatasetCardData:
-    card_data = DatasetCardData(
-        license="cc-by-4.0",
-        language=["en"],
-        pretty_name="LGIP",
-        task_categories=["zero-shot-image-classification", "image-to-text", "text-to-image"],
-        tags=["vision-language", "clip", "siglip", "robustness", "paraphrase", "compositionality", "coco"],
-        size_categories=[_size_category(num_images)],
-    )
-    declare_configs(card_data, configs)
+ANNOTATIONS_LICENSE = "cc-by-4.0"  # COCO captions, and the variants LGIP derives from them
+# Hub license ids of the Flickr licenses COCO lists per image (COCO license names).
+FLICKR_LICENSES = {
+    "Attribution License": "cc-by-2.0",
+    "Attribution-ShareAlike License": "cc-by-sa-2.0",
+    "Attribution-NoDerivs License": "cc-by-nd-2.0",
+    "Attribution-NonCommercial License": "cc-by-nc-2.0",
+    "Attribution-NonCommercial-ShareAlike License": "cc-by-nc-sa-2.0",
+    "Attribution-NonCommercial-NoDerivs License": "cc-by-nc-nd-2.0",
+}
+MIXED_LICENSE_NAME = "cc-by-4.0-annotations-flickr-image-licenses"
+COCO_TERMS = "https://cocodataset.org/#termsofuse"
+SOURCE_DATASETS = {"coco": ["extended|coco"], "sugarcrepe": ["extended|coco", "extended|other-sugarcrepe"]}
+
+
+def _license_fields(images: list[ImageEntry] | None) -> dict:
+    """The card's license keys, per the Hub's card spec: a text-only build carries only the CC BY 4.0
+    annotations; with embedded images, whose Flickr licenses differ per image, ``license: other``
+    with a ``license_name`` and a ``license_link`` (the License section lists every image's)."""
+    if images is None:
+        return {"license": ANNOTATIONS_LICENSE}
+    return {"license": "other", "license_name": MIXED_LICENSE_NAME, "license_link": COCO_TERMS}
+
+
+def arrow_bytes(shards: list[Path]) -> int:
+    """The size ``datasets`` reports as ``num_bytes`` for these shards: their Arrow tables' bytes
+    (what ``Dataset.push_to_hub`` writes), read one shard at a time."""
+    return sum(pq.read_table(shard).nbytes for shard in shards)
+
+
+def _card_data(folder: Path, configs: list[str], images: list[ImageEntry] | None, source: str) -> DatasetCardData:
     infos = {}
     for name in configs:
         shards = sorted((folder / name).glob("*.parquet"))
-        size = sum(s.stat().st_size for s in shards)
         rows = sum(pq.ParquetFile(s).metadata.num_rows for s in shards)
+        size = arrow_bytes(shards)
         infos[name] = DatasetInfo(
             config_name=name,
             features=schema.FEATURES[name],
             splits=[{"name": schema.SPLIT, "num_bytes": size, "num_examples": rows}],
-            download_size=size,
+            download_size=sum(s.stat().st_size for s in shards),
             dataset_size=size,
         )
+    card_data = DatasetCardData(
+        **_license_fields(images),
+        language=["en"],
+        pretty_name="LGIP",
+        task_categories=["zero-shot-image-classification", "image-feature-extraction", "feature-extraction"],
+        tags=["vision-language", "clip", "siglip", "robustness", "paraphrase", "compositionality", "coco"],
+        size_categories=[_size_category(infos[schema.DEFAULT_CONFIG].splits[schema.SPLIT].num_examples)],
+        source_datasets=SOURCE_DATASETS[source],
+        annotations_creators=["crowdsourced", "machine-generated"],
+        language_creators=["crowdsourced", "machine-generated"],
+        multilinguality=["monolingual"],
+    )
+    declare_configs(card_data, configs)
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
     return card_data
 
@@ -129,7 +163,34 @@ def _skips_section(skips: dict) -> str:
     return "\n".join(lines)
 
 
-def _licenses_section(images: list[ImageEntry]) -> str:
+def _license_section(images: list[ImageEntry] | None) -> str:
+    """Who licenses what: the annotations, the generated variants, and each image's Flickr license."""
+    text = ("Captions and annotations: COCO, CC BY 4.0 (" + COCO_TERMS + "). Generated variants: CC BY 4.0.")
+    if images is None:
+        return text + " This text-only build embeds no image; each COCO image keeps its own Flickr license."
+    counts: dict[str, int] = {}
+    for entry in images:
+        counts[entry.license or "unknown"] = counts.get(entry.license or "unknown", 0) + 1
+    lines = [f"- {name} ({FLICKR_LICENSES.get(name, 'see its terms')}): {n:,} image(s)" for name, n in sorted(counts.items())]
+    return (text + f" Images: their own Flickr licenses (`license: other`, `license_name: {MIXED_LICENSE_NAME}` "
+            "in the header), per image in the table above:\n\n" + "\n".join(lines))
+
+
+BIAS_RISKS_LIMITATIONS = """- **Source bias.** The captions are COCO's: English only, written by crowd workers about Flickr
+  photographs of everyday scenes, mostly from North America and Europe. Results need not carry over
+  to other languages, domains or cultures.
+- **Machine-generated variants.** Paraphrases and flips come from rules and a lexicon, not from
+  people: a flip can be implausible as a sentence, or a paraphrase can shift the meaning slightly
+  (the `lgip perturb` agreement checks bound, but do not remove, such errors). A text-only language
+  model can tell some flips from their captions without the image; compare against the blind
+  baselines `lgip evaluate` reports.
+- **People in the images.** COCO images show identifiable people; the captions may contain gendered
+  or other social descriptions, and object/count flips may replace words that describe people.
+- **Intended use.** Probing the image-text similarity of vision-language models. Not for training
+  or for judging people, and the numbers describe models, not the people in the images."""
+
+
+def _licenses_table(images: list[ImageEntry]) -> str:
     lines = [
         "Each image keeps its Flickr license. Images in this folder:",
         "",
@@ -145,7 +206,7 @@ def _licenses_section(images: list[ImageEntry]) -> str:
 def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config) -> None:
     """Write ``folder/README.md`` for a build described by ``info`` (see ``lgip_build.json``)."""
     counts = info["counts"]
-    card_data = _card_data(folder, info["configs"], counts["images"])
+    card_data = _card_data(folder, info["configs"], images, info["source"].get("format", "coco"))
     sections = [
         f"# {config.title}",
         "Language-Guided Invariance Probing (LGIP) pairs each human COCO caption with meaning-preserving "
@@ -177,10 +238,10 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "## Skipped input\n\n" + _skips_section(info["skips"]),
     ]
     if images is not None:
-        sections.append("## Image licenses\n\n" + _licenses_section(images))
+        sections.append("## Image licenses\n\n" + _licenses_table(images))
     sections += [
-        "## License\n\nCaptions and annotations: COCO, CC BY 4.0. Images: their own Flickr licenses "
-        "(see above or the COCO terms of use). Generated variants: CC BY 4.0.",
+        "## Bias, Risks, and Limitations\n\n" + BIAS_RISKS_LIMITATIONS,
+        "## License\n\n" + _license_section(images),
         "## Citation\n\n```bibtex\n" + LGIP_CITATION + "\n" + COCO_CITATION + "\n```",
         *config.extra_card_sections,
     ]

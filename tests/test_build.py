@@ -249,3 +249,33 @@ def test_load_config_sees_a_shard_rewritten_in_place(tmp_path):
     table = datasets.Dataset.from_parquet(str(shard), features=schema.FEATURES["pairs"], keep_in_memory=True)
     table.map(lambda row: {"image_id": 7}, keep_in_memory=True).to_parquet(str(shard))
     assert set(load_config(out, "pairs")["image_id"]) == {7}
+
+
+def test_card_metadata_follows_the_hub_spec(tmp_path):
+    """Sizes as datasets computes them, size category from rows, licenses of annotations and images,
+    source datasets, creators, tasks, and the Bias, Risks, and Limitations section."""
+    captions, images = _tiny_coco(tmp_path, n_images=20)
+    out = build(BuildConfig(captions=captions, images=images, out=tmp_path / "lgip"), progress=False).out
+    card = (out / "README.md").read_text(encoding="utf-8")
+    header = yaml.safe_load(card.split("---")[1])
+    for info in header["dataset_info"]:
+        shards = sorted(str(p) for p in (out / info["config_name"]).glob("*.parquet"))
+        builder = datasets.load_dataset_builder("parquet", data_files={"test": shards},
+                                                cache_dir=str(tmp_path / "cache" / info["config_name"]))
+        builder.download_and_prepare()  # datasets' own Arrow size of these rows
+        [split] = info["splits"]
+        assert split["num_bytes"] == info["dataset_size"] == builder.info.splits["test"].num_bytes
+        assert split["num_examples"] == builder.info.splits["test"].num_examples
+        assert info["download_size"] == sum((out / info["config_name"]).joinpath(p).stat().st_size
+                                            for p in [s.split("/")[-1] for s in shards])
+    pairs = next(i for i in header["dataset_info"] if i["config_name"] == "pairs")["splits"][0]["num_examples"]
+    assert pairs > 1000 and header["size_categories"] == ["1K<n<10K"]  # from the rows, not the 20 images
+    assert (header["license"], header["license_name"], header["license_link"]) == (
+        "other", "cc-by-4.0-annotations-flickr-image-licenses", "https://cocodataset.org/#termsofuse")
+    assert "- Attribution License (cc-by-2.0): 20 image(s)" in card
+    assert header["source_datasets"] == ["extended|coco"]
+    assert header["annotations_creators"] == ["crowdsourced", "machine-generated"]
+    assert "text-to-image" not in header["task_categories"] and "zero-shot-image-classification" in header["task_categories"]
+    assert "## Bias, Risks, and Limitations" in card
+    text_only = build(BuildConfig(captions=captions, out=tmp_path / "t"), progress=False).out
+    assert yaml.safe_load((text_only / "README.md").read_text(encoding="utf-8").split("---")[1])["license"] == "cc-by-4.0"

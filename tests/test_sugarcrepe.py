@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 
 from lgip_dataset import schema, sugarcrepe
 from lgip_dataset.cli import main as lgip
@@ -115,6 +116,7 @@ def test_build_imports_every_instance_with_its_image_and_counts_the_rest(run, su
     pairs = datasets.load_dataset(str(root / "data"), "pairs", split="test").to_pandas()
     assert {"template", "marker", "object"} <= set(pairs["type"])  # LGIP's own variants of the same captions
     card = (root / "data" / "README.md").read_text(encoding="utf-8")
+    assert yaml.safe_load(card.split("---")[1])["source_datasets"] == ["extended|coco", "extended|other-sugarcrepe"]
     assert "## SugarCrepe flips" in card and "| imported | flip | source file | sugarcrepe_replace_obj | 44 |" in card
 
 
