@@ -103,7 +103,7 @@ def test_frontier_png_and_svg(two, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
     text = svg.read_text(encoding="utf-8")
     for label in ("open_clip:model-a", "open_clip:model-b [random weights]", "paper (quoted)",
-                  "Pareto front (measured)", "EVA02-CLIP L/14", "lower is better"):
+                  "Pareto front (measured, trained weights)", "EVA02-CLIP L/14", "lower is better"):
         assert label in text
     without = report_from_files(two, tmp_path / "plain")["frontier.svg"].read_text(encoding="utf-8")
     assert "paper (quoted)" not in without
@@ -201,3 +201,22 @@ def test_single_model_report_lists_its_worst_flips(tmp_path):
     page = paths["qualitative.md"].read_text(encoding="utf-8")
     assert "Flips open_clip:model-a prefers most over the original caption" in page
     assert page.count("✗") >= 1
+
+
+def _overlap(a, b) -> float:
+    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
+
+
+def test_frontier_skips_random_weights_and_keeps_labels_apart(two, tmp_path):
+    loaded = results.load_comparable(two)
+    (png, svg), boxes = plots.frontier_layout(loaded, tmp_path / "both", paper=True)
+    text = svg.read_text(encoding="utf-8")
+    assert "Pareto front (measured, trained weights)" in text and "Pareto front, paper (quoted)" in text
+    quoted = [row["model"] for row in reference.table1()]
+    assert set(boxes) == {r.label for r in loaded} | set(quoted)
+    for i, a in enumerate(boxes):
+        for b in list(boxes)[i + 1:]:
+            assert _overlap(boxes[a], boxes[b]) == 0, (a, b)  # e.g. OpenCLIP L/14 and H/14, quoted side by side
+    random_only = [r for r in loaded if r.random_weights]
+    (_, svg), _ = plots.frontier_layout(random_only, tmp_path / "random", paper=False)
+    assert "Pareto front (measured" not in svg.read_text(encoding="utf-8")  # no front through random weights

@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.text import Text  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from lgip_metric import reference  # noqa: E402
@@ -28,7 +29,9 @@ def _errors(value: float, interval) -> list[float]:
     return [value - interval[0], interval[1] - value] if interval else [0.0, 0.0]
 
 
-_OFFSETS = [(6, 6), (6, -12), (-6, 6), (-6, -12), (8, -3), (-8, -3), (0, 12), (0, -16), (14, 14), (14, -20)]
+_OFFSETS = [(9, 6), (9, -14), (-9, 6), (-9, -14), (11, -3), (-11, -3), (0, 13), (0, -19), (16, 16), (16, -24),
+            (-16, 16), (-16, -24), (24, -3), (-24, -3)]
+RING = 15  # marker size (points) of the rings round the Pareto front's points
 
 
 def _area(a: Bbox, b: Bbox) -> float:
@@ -36,18 +39,26 @@ def _area(a: Bbox, b: Bbox) -> float:
     return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
 
 
-def _place_labels(ax, labels: list[tuple[str, float, float, dict]]) -> None:
-    """Annotate points, choosing per label the offset whose box overlaps the placed ones least."""
+def _place_labels(ax, labels: list[tuple[str, float, float, dict]], ringed=()) -> dict[str, Bbox]:
+    """Annotate points, choosing per label the offset whose box overlaps the placed ones (markers,
+    the rings of ``ringed`` points, earlier labels) least; return each label's box (display units)."""
     renderer = ax.figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     markers = ax.transData.transform([(x, y) for _, x, y, _ in labels])
+    ring = RING * ax.figure.dpi / 72 / 2
     placed = [Bbox.from_extents(px - 5, py - 5, px + 5, py + 5) for px, py in markers]
+    placed += [Bbox.from_extents(px - ring, py - ring, px + ring, py + ring)
+               for px, py in ax.transData.transform(list(ringed))] if ringed else []
+    boxes = {}
     for text, x, y, style in labels:
         best = None
         for dx, dy in _OFFSETS:
             note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
-                               ha="left" if dx >= 0 else "right", **style)
-            box = note.get_window_extent(renderer).expanded(1.05, 1.1)
+                               ha="left" if dx >= 0 else "right", va="center",
+                               arrowprops={"arrowstyle": "-", "color": "0.65", "linewidth": 0.6, "shrinkA": 1,
+                                           "shrinkB": 4}, **style)
+            note.update_positions(renderer)
+            box = Text.get_window_extent(note, renderer).expanded(1.05, 1.1)  # the words, not the leader line
             outside = box.width * box.height - _area(box, frame)
             overlap = sum(_area(box, b) for b in placed) + 10 * outside
             if best is None or overlap < best[0]:
@@ -59,12 +70,17 @@ def _place_labels(ax, labels: list[tuple[str, float, float, dict]]) -> None:
             if overlap == 0:
                 break
         placed.append(best[2])
+        boxes[text] = Text.get_window_extent(best[1], renderer)
+    return boxes
 
 
-def _draw_front(ax, points, **style) -> None:
-    """Ring the front's points and join them (a single undominated point gets a ring only)."""
-    ax.plot(*zip(*(points[i] for i in pareto_front(points))), marker="o", markersize=15, markerfacecolor="none",
-            **style)
+def _draw_front(ax, points, label: str, **style) -> list[tuple[float, float]]:
+    """Ring the front's points and join them (a single undominated point gets a ring only); the legend
+    shows a line through a small ring. Returns the ringed points."""
+    front = [points[i] for i in pareto_front(points)]
+    ax.plot(*zip(*front), marker="o", markersize=RING, markerfacecolor="none", **style)
+    ax.plot([], [], marker="o", markersize=6, markerfacecolor="none", label=label, **style)  # the legend's symbol
+    return front
 
 
 def frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
@@ -74,11 +90,16 @@ def frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
     """
     if not results and not paper:
         raise ValueError("frontier needs at least one results file or the paper's reference rows")
+    return frontier_layout(results, out_dir, paper)[0]
+
+
+def frontier_layout(results: list[Results], out_dir: Path, paper: bool) -> tuple[list[Path], dict[str, Bbox]]:
+    """:func:`frontier`, also returning where each point's label went (display units), for checks."""
     with plt.rc_context({"svg.fonttype": "none"}):  # SVG keeps labels as searchable, editable text
         return _frontier(results, out_dir, paper)
 
 
-def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
+def _frontier(results: list[Results], out_dir: Path, paper: bool) -> tuple[list[Path], dict[str, Bbox]]:
     fig, ax = plt.subplots(figsize=(7.5, 5.5), dpi=150)
     points = [(r.statistics["E_inv"], r.statistics["E_sens"]) for r in results]
     labels = [(r.label, x, y, {"fontsize": 8, "zorder": 4}) for r, (x, y) in zip(results, points)]
@@ -91,8 +112,11 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
             fmt="X" if r.random_weights else "o", color="tab:red" if r.random_weights else "tab:blue",
             markersize=8, capsize=3, elinewidth=1, zorder=3,
         )
-    if points:
-        _draw_front(ax, points, color="tab:blue", linewidth=1.5, label="Pareto front (measured)", zorder=2)
+    trained = [p for r, p in zip(results, points) if not r.random_weights]  # random weights are no frontier
+    ringed = []
+    if trained:
+        ringed += _draw_front(ax, trained, "Pareto front (measured, trained weights)", color="tab:blue",
+                              linewidth=1.5, zorder=2)
         ax.plot([], [], "o", color="tab:blue", label="measured (95% bootstrap CI over images)")
     if paper:
         quoted = reference.table1()
@@ -100,8 +124,8 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
         ax.scatter(*zip(*paper_points), marker="s", facecolors="none", edgecolors="0.45",
                    label=reference.LABEL, zorder=2)
         labels += [(row["model"], x, y, {"fontsize": 6.5, "color": "0.4"}) for row, (x, y) in zip(quoted, paper_points)]
-        _draw_front(ax, paper_points, color="0.55", linestyle="--", linewidth=1,
-                    label=f"Pareto front, {reference.LABEL}")
+        ringed += _draw_front(ax, paper_points, f"Pareto front, {reference.LABEL}", color="0.55", linestyle="--",
+                              linewidth=1)
     if any(r.random_weights for r in results):
         ax.plot([], [], "X", color="tab:red", label=f"{RANDOM_MARK}: meaningless numbers")
     ax.axhline(0.0, color="0.8", linewidth=0.8, zorder=1)
@@ -111,8 +135,9 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
     ax.set_title(f"LGIP invariance–sensitivity frontier ({averaging}; better = up and left)", fontsize=10)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
+    ax.margins(x=0.08, y=0.12)  # room for the labels of the outermost points
     fig.tight_layout()
-    _place_labels(ax, labels)
+    label_boxes = _place_labels(ax, labels, ringed)
     paths = []
     for suffix in ("png", "svg"):
         path = out_dir / f"frontier.{suffix}"
@@ -120,4 +145,4 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
             fig.savefig(tmp, format=suffix, bbox_inches="tight")
         paths.append(path)
     plt.close(fig)
-    return paths
+    return paths, label_boxes
