@@ -90,7 +90,10 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     staging = out.parent / f".{out.name}.partial"
     _prepare_staging(staging, _build_key(config, captions_sha256))
     if config.images is not None:
-        selected = _write_image_shards(staging, selected, Path(config.images), skips, progress)
+        kept = _write_image_shards(staging, selected, Path(config.images), skips, progress)
+        kept_ids = {e.image_id for e in kept}
+        _count_lost_imports([e for e in selected if e.image_id not in kept_ids], imported, skips)
+        selected = kept
     if not selected:
         raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
     counts = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
@@ -113,6 +116,14 @@ def _read_source(config: BuildConfig, skips: SkipLog) -> tuple[list[ImageEntry],
         entries, imported = sugarcrepe.read_sugarcrepe(config.captions, config.images, skips)
         return entries, imported, sugarcrepe.sha256(config.captions)
     return read_captions(config.captions, skips), {}, _sha256(Path(config.captions))
+
+
+def _count_lost_imports(dropped: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog) -> None:
+    """Count the imported flips (probe-set instances) of images the build had to skip."""
+    for entry in dropped:
+        lost = sum(len(imported.get(c.caption_id, ())) for c in entry.captions)
+        if lost:
+            skips.add("imported instance of a skipped image", f"image_id {entry.image_id}", count=lost)
 
 
 def _build_key(config: BuildConfig, captions_sha256: str) -> dict:

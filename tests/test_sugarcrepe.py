@@ -91,6 +91,25 @@ def test_reader_merges_captions_stores_images_once_and_counts_skips(tmp_path, co
         sugarcrepe.read_sugarcrepe(folder, images, SkipLog())
 
 
+def test_instances_of_a_corrupt_image_are_counted(tmp_path, coco_dir):
+    """An image present but unreadable: its instances are skipped and counted, so the counts add up."""
+    files = sorted((coco_dir / "val2017_images").glob("*.jpg"))[:2]
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / files[0].name).write_bytes(files[0].read_bytes())
+    (images / files[1].name).write_bytes(files[1].read_bytes()[:500])  # truncated JPEG
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    (folder / "replace_obj.json").write_text(json.dumps({
+        str(i): {"filename": f.name, "caption": f"A dog number {i}.", "negative_caption": f"A cat number {i}."}
+        for i, f in enumerate([files[0], files[1], files[1]])}), encoding="utf-8")
+    assert lgip(["build", "--from", "sugarcrepe", str(folder), "--images", str(images), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    info = json.loads((tmp_path / "o" / "lgip_build.json").read_text(encoding="utf-8"))
+    assert info["counts"]["flips"]["sugarcrepe_replace_obj"] == 1
+    assert info["skips"]["imported instance of a skipped image"]["count"] == 2
+
+
 def test_build_needs_images_and_a_known_format(tmp_path, sugarcrepe_dir, capsys):
     assert lgip(["build", "--from", "sugarcrepe", str(sugarcrepe_dir), "--no-images", "--out", str(tmp_path / "x")]) == 2
     assert "--from sugarcrepe needs --images" in capsys.readouterr().err
