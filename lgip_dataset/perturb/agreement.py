@@ -138,3 +138,9 @@ def is_noun_like(word: str) -> bool:
 def is_verb_only(word: str) -> bool:
     """True for a present-tense verb form that cannot be a noun ("sits", "stand" is a noun too)."""
     return present_verb_number(word) is not None and "NOUN" not in _lemmas(word)
+
+
+@lru_cache(maxsize=8192)
+def can_be_noun(word: str) -> bool:
+    """True when lemminflect lists ``word`` as a noun form, or does not know it."""
+    return word.isalpha() and (not _lemmas(word) or "NOUN" in _lemmas(word))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lgip_dataset.perturb.agreement import (AUXILIARY_NUMBER, is_noun_like, is_verb_only, noun_for_number,
+from lgip_dataset.perturb.agreement import (AUXILIARY_NUMBER, can_be_noun, is_noun_like, is_verb_only, noun_for_number,
                                             verb_for_number)
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, flip
@@ -113,8 +113,9 @@ def counted_head(ctx: CaptionContext, start: int) -> tuple[int, NounForm | None]
 
 
 def _noun_head(ctx: CaptionContext, tok: Token, nxt: Token | None) -> bool:
-    """True when ``tok`` is a noun and ``nxt`` is not another noun it modifies."""
-    return is_noun_like(tok.low) and not (ctx.is_content(nxt) and is_noun_like(nxt.low))
+    """True when ``tok`` is a noun and ``nxt`` is no word that could be a noun it modifies ("one
+    floor homes": "homes" may be a verb, but the count is of homes)."""
+    return is_noun_like(tok.low) and not (ctx.is_content(nxt) and can_be_noun(nxt.low))
 
 
 def is_subject(ctx: CaptionContext, i: int) -> bool:

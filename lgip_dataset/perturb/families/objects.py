@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from lgip_dataset.perturb.agreement import can_be_noun, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext, Unit
 from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.lexicon import ObjectGroup
@@ -48,6 +49,14 @@ def _pronoun_genders(ctx: CaptionContext) -> dict[int, str]:
     return genders
 
 
+def _bare_object(ctx: CaptionContext, unit: Unit) -> bool:
+    """True for a singular noun right after a verb with no determiner ("eating pizza", "playing
+    frisbee"): a mass or activity use that a countable replacement would break ("eating bench")."""
+    prev = ctx.prev_word(unit.start)
+    return (noun_number(ctx, unit) == "singular" and prev is not None and ctx.is_content(prev)
+            and (prev.low.endswith("ing") or present_verb_number(prev.low) is not None) and not can_be_noun(prev.low))
+
+
 def _targets(ctx: CaptionContext, unit: Unit, present: set[str], gender: str | None) -> tuple[ObjectGroup, ...]:
     """The groups ``unit`` may flip to: not a group the caption already mentions; only containers
     in "<container> of"; only persons before "who"; only the gender a later pronoun needs."""
@@ -72,7 +81,7 @@ def object_sites(ctx: CaptionContext) -> list[ObjectSite]:
         genders = _pronoun_genders(ctx)
         sites = []
         for unit in ctx.units.values():
-            if not is_object_noun(ctx, unit) or mentions[unit.form.group] > 1:
+            if not is_object_noun(ctx, unit) or mentions[unit.form.group] > 1 or _bare_object(ctx, unit):
                 continue
             targets = _targets(ctx, unit, set(mentions), genders.get(unit.start))
             if targets:
