@@ -73,12 +73,14 @@ class Lexicon:
     monochrome_nouns: frozenset[str]  # "black and white" before/with these is monochrome, not a color
     natural_colors: dict[str, frozenset[str]]  # natural kind (singular) -> the color groups it can have
     near_by_noun: dict[str, frozenset[frozenset[str]]]  # noun -> color-group pairs too close for it
+    shade_modifiers: frozenset[str]  # "dark" green: never to black, white or gray ("dark black")
     # numbers
     numbers: dict[str, int]
     number_rules: dict
     quantity_phrases: dict[tuple[str, ...], tuple[int, tuple[str, ...]]]  # "a couple of" -> (2, number words)
     one_blockers: tuple[tuple[str, ...], ...]  # reciprocal/collective frames: no flip to "one"
     pair_nouns: frozenset[str]  # "a pair of scissors" is one object
+    number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
     subject_after: frozenset[str]  # clause openers: a count after them opens a subject
     subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
 
@@ -153,7 +155,8 @@ def _colors(data: dict) -> dict:
                 monochrome_nouns=frozenset(data["monochrome_nouns"]),
                 natural_colors={noun: frozenset(color_group[c] for c in colors)
                                 for noun, colors in data["natural_colors"].items()},
-                near_by_noun={noun: frozenset(pairs) for noun, pairs in by_noun.items()})
+                near_by_noun={noun: frozenset(pairs) for noun, pairs in by_noun.items()},
+                shade_modifiers=frozenset(data["shade_modifiers"]))
 
 
 def _templates(data: dict) -> dict:
@@ -188,6 +191,7 @@ def load_lexicon() -> Lexicon:
                           for k, v in numbers["quantity_phrases"].items()},
         one_blockers=tuple(tuple(p.split()) for p in numbers["one_blockers"]["phrases"]),
         pair_nouns=frozenset(numbers["pair_nouns"]),
+        number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
         subject_after=frozenset(numbers["subject_after"]),
         subject_determiners=frozenset(numbers["subject_determiners"]),
         **_objects(raw["objects"]),

@@ -31,7 +31,7 @@ def is_object_noun(ctx: CaptionContext, unit: Unit) -> bool:
         return unit.form.number != "plural"
     nxt = ctx.next_word(last)
     group = ctx.lex.groups[unit.form.group]
-    if nxt is not None and unit.form.number != "plural" and _modifies(ctx, unit, nxt):
+    if nxt is not None and unit.form.number != "plural" and modifies_next(ctx, unit, nxt):
         return False
     if group.head_only and ctx.is_content(nxt) and not nxt.low.endswith("ing"):
         return False
@@ -41,7 +41,7 @@ def is_object_noun(ctx: CaptionContext, unit: Unit) -> bool:
     return not (unit.start == last and first.low in ctx.lex.color_group and is_color_use(ctx, unit.start))
 
 
-def _modifies(ctx: CaptionContext, unit: Unit, nxt: Token) -> bool:
+def modifies_next(ctx: CaptionContext, unit: Unit, nxt: Token) -> bool:
     """True when the singular noun ``unit`` modifies ``nxt``, the word after it."""
     if nxt.low in ctx.lex.modifier_heads or (unit.end in ctx.units and ctx.units[unit.end].form is not None):
         return True

@@ -18,6 +18,7 @@ from lgip_dataset.perturb.variant import Variant
 
 BE = frozenset(("is", "are", "was", "were"))
 MONOCHROME_PAIR = frozenset(("black", "white"))
+ACHROMATIC = frozenset(("black", "white", "gray"))
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,9 @@ def _targets(ctx: CaptionContext, i: int, chain: list[int], noun: str | None) ->
     group = lex.color_group[ctx.tokens[i].low]
     taken = {lex.color_group[ctx.tokens[k].low] for k in chain}  # never "black and black"
     near = {g for pair in lex.near_by_noun.get(noun, ()) if group in pair for g in pair}
+    shade = ctx.prev_word(chain[0])
+    if shade is not None and shade.low in lex.shade_modifiers:  # "dark green", never "dark black"
+        near |= ACHROMATIC
     natural = lex.natural_colors.get(noun)
     return tuple(c for c in lex.color_targets[group]
                  if lex.color_group[c] not in taken | near and (natural is None or lex.color_group[c] in natural))

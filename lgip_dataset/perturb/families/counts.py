@@ -16,7 +16,7 @@ from lgip_dataset.perturb.edits import Edit, flip
 from lgip_dataset.perturb.lexicon import NounForm
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.senses import is_count_use, is_object_noun
+from lgip_dataset.perturb.senses import is_count_use, modifies_next
 from lgip_dataset.perturb.text import Token, same_case
 from lgip_dataset.perturb.variant import Variant
 
@@ -68,8 +68,8 @@ def count_sites(ctx: CaptionContext) -> list[CountSite]:
         low, phrase = ctx.tokens[i].low, _phrase_at(ctx, i)
         if phrase is not None:
             n, value, words = phrase
-            after = ctx.next_word(i + n - 1)
-            if after is None or after.low in lex.pair_nouns or counted_head(ctx, i + n) is None:
+            head = counted_head(ctx, i + n)
+            if head is None or ctx.tokens[head[0]].low in lex.pair_nouns:  # "a pair of (black) scissors"
                 words = ()
         elif low in lex.numbers and is_count_use(ctx, i):
             n, value, words = 1, lex.numbers[low], tuple(w for w in lex.numbers if w != low)
@@ -95,9 +95,11 @@ def counted_head(ctx: CaptionContext, start: int) -> tuple[int, NounForm | None]
         if unit is not None:
             if unit.form is None:
                 return None
-            if is_object_noun(ctx, unit) or ctx.next_word(unit.end - 1) is None:
+            nxt = ctx.next_word(unit.end - 1)
+            possessive = unit.span[1] < ctx.tokens[unit.end - 1].end  # "one man's hat" counts men
+            if nxt is None or possessive or unit.form.number == "plural" or not modifies_next(ctx, unit, nxt):
                 return unit.end - 1, unit.form
-            j = unit.end
+            j = unit.end  # "two dog toys", "one baby elephant": the noun it modifies is counted
             continue
         tok = ctx.tokens[j]
         if tok.low in ("and", "&") and ctx.tokens[j - 1].low in ctx.lex.color_group:
@@ -223,12 +225,21 @@ def _existential_fix(ctx: CaptionContext, i: int, singular: bool) -> list[Edit]:
     return _agree(verb, singular) or []
 
 
+def pronoun_follows(ctx: CaptionContext, site: CountSite, singular: bool) -> bool:
+    """True when a pronoun of that number follows the count ("three girls ... while they talk",
+    "one boy has his hand"): it may refer back to the counted noun, so its number stays."""
+    pronouns = ctx.lex.number_pronouns["singular" if singular else "plural"]
+    return any(t.low in pronouns for t in ctx.tokens[site.end:])
+
+
 def count_flip(ctx: CaptionContext, site: CountSite, word: str, family: str = "count") -> Variant | None:
     """The flip of ``site`` to the number word ``word`` with its agreement edits; None when the
     counted noun cannot be made to agree."""
     numbers = ctx.lex.numbers
     agreement: list[Edit] = []
     if (numbers[word] == 1) != (site.value == 1):
+        if pronoun_follows(ctx, site, singular=site.value == 1):
+            return None
         agreement = number_fix(ctx, site, singular=numbers[word] == 1)
         if agreement is None:
             return None
