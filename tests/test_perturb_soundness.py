@@ -65,6 +65,7 @@ CASES = [
     ("One skier in a red jacket is standing on a slope.",
      ("has", "Two skiers in a red jacket are standing on a slope.")),
     ("Two planes fly over a city.", ("has", "One plane flies over a city.")),
+    ("One plane flies over a city.", ("has", "Two planes fly over a city.")),
     ("A table with two plates is set for dinner.", ("has", "A table with one plate is set for dinner.")),
     ("Two men in suits are talking.", ("has", "One man in suits is talking.")),
     ("There are two cats that are sleeping.", ("has", "There is one cat that is sleeping.")),
