@@ -31,6 +31,9 @@ CASES = [
     ("A dump truck parked on a street.", ("no_site", "object", "truck")),
     ("A Honda motorcycle parked on the sidewalk.", ("no_site", "object", "motorcycle")),
     ("A dog house in a back yard.", ("no_site", "object", "dog")),
+    ("Bear cubs play among the fallen tree limbs.", ("no_site", "object", "tree")),
+    ("A man standing next to the pizza slices.", ("no_site", "object", "pizza")),
+    ("A dog walks on a beach.", ("site", "object", "dog")),
     # possessive compounds and possessive plurals
     ("A sign for the men's room.", ("no_site", "object", "men")),
     ("The ladies' shoes on a rack.", ("no_site", "object", "ladies")),

@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import re
 
-from lgip_dataset.perturb.agreement import is_noun_like
+from lgip_dataset.perturb.agreement import can_be_noun, is_noun_like, present_verb_number
 from lgip_dataset.perturb.context import POSSESSIVE, CaptionContext, Unit
 from lgip_dataset.perturb.text import Token
 
 SINGULAR_CUES_BEFORE = frozenset({"one", "this", "that", "each", "every", "another"})
 SINGULAR_CUES_AFTER = frozenset({"is", "was", "has", "isn't", "wasn't", "doesn't"})
+PREPOSITIONS = frozenset(("on", "in", "at", "near", "under", "underneath", "beneath", "below", "above", "over",
+                          "behind", "beside", "by", "with", "of", "onto", "into", "across", "along", "against",
+                          "toward", "towards", "through", "around", "atop", "between", "among", "from", "for",
+                          "inside", "outside", "without", "past", "like"))
+NP_DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
+                            "our", "your", "some", "many", "several", "two", "three", "four", "five"))
 COLOR_LINK = re.compile(r"\s*(?:,\s*(?:and|or|&)?|and|or|&)\s*")  # "red and white", "red, white", "red & white"
 
 
@@ -42,10 +48,26 @@ def is_object_noun(ctx: CaptionContext, unit: Unit) -> bool:
 
 
 def modifies_next(ctx: CaptionContext, unit: Unit, nxt: Token) -> bool:
-    """True when the singular noun ``unit`` modifies ``nxt``, the word after it."""
+    """True when the singular noun ``unit`` modifies ``nxt``, the word after it: a listed modifier
+    head, an object noun, a word that can only be a noun ("sink faucet"), or a plural that could
+    also be a verb where no verb can stand, in the object of a preposition ("among the fallen tree
+    limbs"; but "a dog walks")."""
     if nxt.low in ctx.lex.modifier_heads or (unit.end in ctx.units and ctx.units[unit.end].form is not None):
         return True
-    return ctx.is_content(nxt) and nxt.low not in ctx.lex.color_group and is_noun_like(nxt.low)
+    if not ctx.is_content(nxt) or nxt.low in ctx.lex.color_group:
+        return False
+    return is_noun_like(nxt.low) or (can_be_noun(nxt.low) and present_verb_number(nxt.low) == "singular"
+                                     and after_preposition(ctx, unit.start))
+
+
+def after_preposition(ctx: CaptionContext, i: int) -> bool:
+    """True when the noun phrase ending in the noun at token ``i`` follows a preposition ("among
+    the fallen tree"), across its determiner and adjectives."""
+    j = i - 1
+    while j >= 0 and ctx.joined(j, j + 1) and ctx.tokens[j].low not in PREPOSITIONS \
+            and (ctx.tokens[j].low in NP_DETERMINERS or (ctx.is_content(ctx.tokens[j]) and not is_noun_like(ctx.tokens[j].low))):
+        j -= 1
+    return j >= 0 and ctx.joined(j, j + 1) and ctx.tokens[j].low in PREPOSITIONS
 
 
 def compound_modifier(ctx: CaptionContext, i: int) -> bool:
