@@ -86,6 +86,7 @@ CASES = [
     ("A herd of elephants and one baby elephant drinking water.",
      ("has", "A herd of elephants and two baby elephants drinking water.")),
     ("A man eating pizza at a table.", ("no_site", "object", "pizza")),
+    ("A little girl laying in bed holding a book.", ("no_site", "object", "bed")),
     ("A kitchen with dark green cabinets.", ("without", "color", "green", {"black", "white", "gray"})),
     ("A boat on a clear blue river.", ("within", "color", "blue", {"green", "gray", "brown"})),
     ("A red traffic light at night.", ("within", "color", "red", {"green", "yellow"})),

@@ -15,7 +15,7 @@ from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.lexicon import ObjectGroup
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.senses import is_object_noun, noun_number
+from lgip_dataset.perturb.senses import PREPOSITIONS, is_object_noun, noun_number
 from lgip_dataset.perturb.variant import Variant
 
 ANIMATE = frozenset(("person", "animal"))
@@ -50,11 +50,16 @@ def _pronoun_genders(ctx: CaptionContext) -> dict[int, str]:
 
 
 def _bare_object(ctx: CaptionContext, unit: Unit) -> bool:
-    """True for a singular noun right after a verb with no determiner ("eating pizza", "playing
-    frisbee"): a mass or activity use that a countable replacement would break ("eating bench")."""
+    """True for a singular noun right after a verb or a preposition with no determiner ("eating
+    pizza", "playing frisbee", "laying in bed"): a mass, activity or idiom use that a countable
+    replacement would break ("eating bench", "laying in remote")."""
     prev = ctx.prev_word(unit.start)
-    return (noun_number(ctx, unit) == "singular" and prev is not None and ctx.is_content(prev)
-            and (prev.low.endswith("ing") or present_verb_number(prev.low) is not None) and not can_be_noun(prev.low))
+    if noun_number(ctx, unit) != "singular" or prev is None:
+        return False
+    if prev.low in PREPOSITIONS:
+        return True
+    return (ctx.is_content(prev) and (prev.low.endswith("ing") or present_verb_number(prev.low) is not None)
+            and not can_be_noun(prev.low))
 
 
 def _targets(ctx: CaptionContext, unit: Unit, present: set[str], gender: str | None) -> tuple[ObjectGroup, ...]:
