@@ -30,6 +30,7 @@ CASES = [
     ("A street lamp next to a bench.", ("no_site", "object", "lamp")),
     ("A dump truck parked on a street.", ("no_site", "object", "truck")),
     ("A Honda motorcycle parked on the sidewalk.", ("no_site", "object", "motorcycle")),
+    ("Shots of the Nokia Windows cell phone.", ("no_site", "object", "cell phone")),
     ("A dog house in a back yard.", ("no_site", "object", "dog")),
     ("Bear cubs play among the fallen tree limbs.", ("no_site", "object", "tree")),
     ("A man standing next to the pizza slices.", ("no_site", "object", "pizza")),
@@ -64,6 +65,7 @@ CASES = [
     ("A man with a white beard.", ("without", "color", "white", {"gray"})),
     ("A gray sky over a city.", ("within", "color", "gray", {"blue", "orange", "pink", "black"})),
     ("A red and white bus.", ("without", "color", "red", {"white"})),
+    ("Off white toilet with a faucet.", ("no_site", "color", "white")),
     # counts: any verb agrees, reciprocal frames, quantity phrases
     ("One skier in a red jacket is standing on a slope.",
      ("has", "Two skiers in a red jacket are standing on a slope.")),

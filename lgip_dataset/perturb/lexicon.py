@@ -70,6 +70,7 @@ class Lexicon:
     color_near: dict[str, frozenset[str]]  # color group -> itself and the groups too close to contradict it
     color_contexts: frozenset[str]
     not_color_before: frozenset[str]
+    not_color_after: frozenset[str]  # "off" white: another shade, not a color to flip
     monochrome_nouns: frozenset[str]  # "black and white" before/with these is monochrome, not a color
     natural_colors: dict[str, frozenset[str]]  # natural kind (singular) -> the color groups it can have
     near_by_noun: dict[str, frozenset[frozenset[str]]]  # noun -> color-group pairs too close for it
@@ -152,6 +153,7 @@ def _colors(data: dict) -> dict:
     return dict(color_group=color_group, color_targets=targets, color_near=near,
                 color_contexts=frozenset(data["color_contexts"]),
                 not_color_before=frozenset(data["not_color_before"]),
+                not_color_after=frozenset(data["not_color_after"]),
                 monochrome_nouns=frozenset(data["monochrome_nouns"]),
                 natural_colors={noun: frozenset(color_group[c] for c in colors)
                                 for noun, colors in data["natural_colors"].items()},

@@ -72,11 +72,13 @@ def after_preposition(ctx: CaptionContext, i: int) -> bool:
 
 def compound_modifier(ctx: CaptionContext, i: int) -> bool:
     """True when the word before token ``i`` is a noun that modifies it: "city" of "city bus",
-    "street" of "street lamp", "Honda" of "Honda motorcycle" (not an adjective, participle, verb
-    form, color, number, possessive or function word)."""
+    "street" of "street lamp", "Honda" of "Honda motorcycle", any capitalised word inside a
+    sentence ("Nokia Windows phone") (not an adjective, participle, verb form, color, number,
+    possessive or function word)."""
     prev = ctx.prev_word(i)
+    proper = prev is not None and prev.text[:1].isupper() and not ctx.shouting and not ctx.sentence_start(i - 1)
     return (prev is not None and ctx.is_content(prev) and prev.low not in ctx.lex.color_group
-            and not prev.low.endswith(POSSESSIVE) and is_noun_like(prev.low)
+            and not prev.low.endswith(POSSESSIVE) and (proper or is_noun_like(prev.low))
             and not any(prev.low == phrase[-1] for phrase in ctx.lex.quantity_phrases))  # "a dozen donuts"
 
 
@@ -125,6 +127,8 @@ def is_color_use(ctx: CaptionContext, i: int) -> bool:
     "an orange sitting on a table", "orange juice", "the green" (golf) are not colors."""
     lex = ctx.lex
     nxt, prev = ctx.next_word(i), ctx.prev_word(i)
+    if prev is not None and prev.low in lex.not_color_after:  # "off white"
+        return False
     if prev is not None and prev.low in lex.color_contexts:
         return True
     if nxt is not None and (nxt.low in lex.not_color_before
