@@ -53,7 +53,7 @@ SINGULAR_AUXILIARIES = frozenset(("is", "was", "has", "does", "isn't", "wasn't",
 
 
 @lru_cache(maxsize=8192)
-def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+def word_lemmas(word: str) -> dict[str, tuple[str, ...]]:
     """Every lemma of ``word`` by universal part of speech, from lemminflect's lexicon ({} when unknown)."""
     from lemminflect import getAllLemmas
 
@@ -74,7 +74,7 @@ def present_verb_number(word: str) -> str | None:
     A bare form ("stand") is also the infinitive: callers only ask where a finite verb stands."""
     if word in AUXILIARY_NUMBER:
         return "singular" if word in SINGULAR_AUXILIARIES else "plural"
-    for lemma in _lemmas(word).get("VERB", ()):
+    for lemma in word_lemmas(word).get("VERB", ()):
         if word == _inflection(lemma, "VBZ"):
             return "singular"
         if word == _inflection(lemma, "VBP") and word != _inflection(lemma, "VBD"):
@@ -94,7 +94,7 @@ def verb_for_number(word: str, singular: bool) -> str | None:
         return word
     if word in AUXILIARY_NUMBER:
         return AUXILIARY_NUMBER[word]
-    for lemma in _lemmas(word).get("VERB", ()):
+    for lemma in word_lemmas(word).get("VERB", ()):
         form = _inflection(lemma, "VBZ" if singular else "VBP")
         if form:
             return form
@@ -118,17 +118,18 @@ def noun_for_number(word: str, singular: bool) -> str | None:
 
 
 @lru_cache(maxsize=8192)
-def is_noun_like(word: str) -> bool:
+def is_noun_like(word: str, adjective_too: bool = False) -> bool:
     """True for a word that can only be a noun (or a noun and a verb) where it stands before or
     after another noun: lemminflect lists it as a noun and not as an adjective or adverb
     ("street", "faucet", "house"), or does not know it at all ("cel", "honda"). Participles and
-    -s verb forms are verbs there ("parked", "walking", "stands")."""
+    -s verb forms are verbs there ("parked", "walking", "stands"). With ``adjective_too`` a word
+    that may also be an adjective counts ("flip" of "skateboard flip")."""
     if not word.isalpha() or len(word) < 3:
         return False
-    lemmas = _lemmas(word)
+    lemmas = word_lemmas(word)
     if not lemmas:
         return True
-    if "NOUN" not in lemmas or "ADJ" in lemmas or "ADV" in lemmas:
+    if "NOUN" not in lemmas or ("ADJ" in lemmas and not adjective_too) or "ADV" in lemmas:
         return False
     return not any(word in (_inflection(lemma, t) for t in ("VBZ", "VBD", "VBN", "VBG"))
                    for lemma in lemmas.get("VERB", ()))
@@ -137,10 +138,10 @@ def is_noun_like(word: str) -> bool:
 @lru_cache(maxsize=8192)
 def is_verb_only(word: str) -> bool:
     """True for a present-tense verb form that cannot be a noun ("sits", "stand" is a noun too)."""
-    return present_verb_number(word) is not None and "NOUN" not in _lemmas(word)
+    return present_verb_number(word) is not None and "NOUN" not in word_lemmas(word)
 
 
 @lru_cache(maxsize=8192)
 def can_be_noun(word: str) -> bool:
     """True when lemminflect lists ``word`` as a noun form, or does not know it."""
-    return word.isalpha() and (not _lemmas(word) or "NOUN" in _lemmas(word))
+    return word.isalpha() and (not word_lemmas(word) or "NOUN" in word_lemmas(word))

@@ -62,6 +62,7 @@ class Lexicon:
     object_related: dict[str, frozenset[str]]  # group -> itself, its ancestors and descendants (never a flip)
     partitive_heads: frozenset[str]  # "pieces" of luggage: the noun after "of" is not flipped
     coreference_cues: frozenset[str]  # "another" zebra: the noun refers to another mention
+    gerund_modifiers: frozenset[str]  # "warning" sign: a compound, its head is not flipped
     pronoun_gender: dict[str, str]  # "his" -> "male"
     relative_animate: frozenset[str]  # "who": the noun before it is a person
     # colors
@@ -136,6 +137,7 @@ def _objects(data: dict) -> dict:
                 modifier_heads=frozenset(data["modifier_heads"]), object_targets=targets,
                 partitive_heads=frozenset(frames["partitive_heads"]),
                 coreference_cues=frozenset(frames["coreference_cues"]),
+                gerund_modifiers=frozenset(frames["gerund_modifiers"]),
                 pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]))
 
 

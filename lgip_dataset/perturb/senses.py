@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from lgip_dataset.perturb.agreement import can_be_noun, is_noun_like, present_verb_number
+from lgip_dataset.perturb.agreement import word_lemmas, can_be_noun, is_noun_like, present_verb_number
 from lgip_dataset.perturb.context import POSSESSIVE, CaptionContext, Unit
 from lgip_dataset.perturb.text import Token
 
@@ -56,8 +56,10 @@ def modifies_next(ctx: CaptionContext, unit: Unit, nxt: Token) -> bool:
         return True
     if not ctx.is_content(nxt) or nxt.low in ctx.lex.color_group:
         return False
-    return is_noun_like(nxt.low) or (can_be_noun(nxt.low) and present_verb_number(nxt.low) == "singular"
-                                     and after_preposition(ctx, unit.start))
+    if nxt.low in PREPOSITIONS:
+        return False
+    return is_noun_like(nxt.low, adjective_too=True) or (
+        can_be_noun(nxt.low) and present_verb_number(nxt.low) == "singular" and after_preposition(ctx, unit.start))
 
 
 def after_preposition(ctx: CaptionContext, i: int) -> bool:
@@ -73,12 +75,16 @@ def after_preposition(ctx: CaptionContext, i: int) -> bool:
 def compound_modifier(ctx: CaptionContext, i: int) -> bool:
     """True when the word before token ``i`` is a noun that modifies it: "city" of "city bus",
     "street" of "street lamp", "Honda" of "Honda motorcycle", any capitalised word inside a
-    sentence ("Nokia Windows phone") (not an adjective, participle, verb form, color, number,
-    possessive or function word)."""
+    sentence ("Nokia Windows phone"), a hyphenated compound ending in a noun ("semi-trailer
+    truck"), a listed gerund ("warning sign") (not an adjective, participle, verb form, color,
+    number, possessive or function word)."""
     prev = ctx.prev_word(i)
-    proper = prev is not None and prev.text[:1].isupper() and not ctx.shouting and not ctx.sentence_start(i - 1)
-    return (prev is not None and ctx.is_content(prev) and prev.low not in ctx.lex.color_group
-            and not prev.low.endswith(POSSESSIVE) and (proper or is_noun_like(prev.low))
+    if prev is None or not ctx.is_content(prev) or prev.low in ctx.lex.color_group or prev.low.endswith(POSSESSIVE):
+        return False
+    proper = prev.text[:1].isupper() and not ctx.shouting and not ctx.sentence_start(i - 1)
+    last = prev.low.rsplit("-", 1)[-1]  # "semi-trailer truck", "double-decker bus"
+    hyphenated = "-" in prev.low and bool(word_lemmas(last)) and is_noun_like(last)
+    return (proper or hyphenated or prev.low in ctx.lex.gerund_modifiers or is_noun_like(prev.low)
             and not any(prev.low == phrase[-1] for phrase in ctx.lex.quantity_phrases))  # "a dozen donuts"
 
 

@@ -31,8 +31,11 @@ class ObjectSite:
 
 
 def _mentions(ctx: CaptionContext) -> Counter:
-    """How often each object group is mentioned, modifiers and possessors included."""
-    return Counter(u.form.group for u in ctx.units.values() if u.form is not None)
+    """How often each object group is mentioned, counting a broader or narrower group as a mention
+    too ("a stop sign ... the sign"), modifiers and possessors included."""
+    groups = [u.form.group for u in ctx.units.values() if u.form is not None]
+    related = ctx.lex.object_related
+    return Counter({g: sum(other in related[g] for other in groups) for g in groups})
 
 
 def _pronoun_genders(ctx: CaptionContext) -> dict[int, str]:
@@ -88,7 +91,7 @@ def object_sites(ctx: CaptionContext) -> list[ObjectSite]:
         for unit in ctx.units.values():
             if not is_object_noun(ctx, unit) or mentions[unit.form.group] > 1 or _bare_object(ctx, unit):
                 continue
-            targets = _targets(ctx, unit, set(mentions), genders.get(unit.start))
+            targets = _targets(ctx, unit, set(mentions), genders.get(unit.start))  # never a group already there
             if targets:
                 sites.append(ObjectSite(unit, noun_number(ctx, unit), targets))
         ctx.memo["object_sites"] = sites
