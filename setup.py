@@ -34,6 +34,7 @@ setup(
         "protobuf>=4",
         "gradio>=5",
         "inflect>=7",
+        "lemminflect>=0.2.3",
         "numpy>=1.24",
         "pyarrow>=15",
         "pandas>=2",

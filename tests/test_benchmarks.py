@@ -25,3 +25,18 @@ def test_bench_metric_prints_both_paths_and_the_ratio():
     out = _run("bench_metric.py", "--rows", "20000", "--bootstrap", "10", "--repeat", "1")
     assert "lgip_metric.stats, point estimates" in out and "evaluate.load(...).compute" in out
     assert "ratio evaluate.compute / stats" in out
+
+
+def test_draw_flips_is_seeded_and_refuses_too_many():
+    from lgip_dataset import SAMPLE_DIR
+
+    out = _run("draw_flips.py", str(SAMPLE_DIR), "--n", "5", "--seed", "3")
+    assert out == _run("draw_flips.py", str(SAMPLE_DIR), "--n", "5", "--seed", "3")
+    rows = out.splitlines()[2:]
+    assert len(rows) == 5 and out != _run("draw_flips.py", str(SAMPLE_DIR), "--n", "5", "--seed", "4")
+    for row in rows:
+        _, kind, caption, flip, *_ = row.split(" | ")
+        assert kind in ("object", "color", "count") and caption != flip
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "draw_flips.py"), str(SAMPLE_DIR), "--n",
+                           "10000000"], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode != 0 and "ask for --n" in done.stderr and "Traceback" not in done.stderr

@@ -91,8 +91,8 @@ def test_build_layout_card_and_load_dataset(tmp_path):
 
 
 def test_build_with_extra_families_and_groups(tmp_path):
-    extra = [{"id": 901, "image_id": 1, "caption": "A red bus parked on the street."},
-             {"id": 902, "image_id": 2, "caption": "A blue bus parked on the street."},
+    extra = [{"id": 901, "image_id": 1, "caption": "A red bus towing a car on the street."},
+             {"id": 902, "image_id": 2, "caption": "A blue bus towing a car on the street."},
              {"id": 903, "image_id": 3, "caption": "A cat to the left of a dog."},
              {"id": 904, "image_id": 4, "caption": "A cat to the right of a dog."}]
     captions, _ = _tiny_coco(tmp_path, extra_annotations=extra)
@@ -109,13 +109,13 @@ def test_build_with_extra_families_and_groups(tmp_path):
         == {r["variant_id"]: r for r in core_pairs}  # the core selection is unchanged by extra families
     assert {"negation", "binding", "relation", "spatial", "scramble_all", "syntactic"} <= set(pairs["family"])
     info = json.loads((out / BUILD_INFO).read_text())
-    assert info["families"]["negation"] == {"kind": "flip", "version": "1.0.0"}
+    assert info["families"]["negation"] == {"kind": "flip", "version": "1.1.0"}
     assert info["counts"]["groups"] == {"total": 2, "color": 1, "spatial": 1} == summary.counts["groups"]
     assert info["counts"]["flips"]["scramble_all"] == pairs["family"].count("scramble_all")
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
     assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
-    assert "| negation | flip | 1.0.0 | negation |" in card
+    assert "| negation | flip | 1.1.0 | negation |" in card
     assert main(["build", "--captions", str(captions), "--no-images", "--out", str(tmp_path / "x"),
                  "--families", "core,nope", "--quiet"]) == 2
 

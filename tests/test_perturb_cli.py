@@ -69,7 +69,7 @@ def test_non_ascii_caption(capsys):
 
 
 def test_families_all_json_has_every_family(capsys):
-    caption = "A man riding a red horse next to a white dog to the left of a car before sunset."
+    caption = "A red truck towing a white car to the left of a bus before sunset."
     assert main(["perturb", caption, "--families", "all", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"caption", "paraphrases", "flips"}

@@ -33,13 +33,13 @@ def test_every_result_keeps_the_contract(captions, results):
 def test_counts_per_family_and_type(results):
     families = Counter(v.family for r in results for v in r.paraphrases + r.flips)
     with_type = Counter(t for r in results for t in {v.type for v in r.flips})
-    # lower bounds well under the lexicon 1.0.0 numbers (template 73.9k, marker 74.9k, object 114k,
-    # color 13.4k, count 8.5k): a broken family or lexicon drops far below them
+    # lower bounds well under the lexicon 1.1.0 numbers (template 73.9k, marker 74.9k, object 102k,
+    # color 13.6k, count 10.3k): a broken family or lexicon drops far below them
     assert families["template"] > 60_000 and families["marker"] > 60_000
     assert families["object"] > 90_000 and families["color"] > 10_000 and families["count"] > 6_000
     assert with_type["color"] > 3_000 and with_type["count"] > 2_000
     assert all(r.paraphrases for r in results)  # every COCO caption is wrappable
-    assert sum(bool(r.flips) for r in results) > 0.85 * len(results)
+    assert sum(bool(r.flips) for r in results) > 0.8 * len(results)  # 1.1.0: 84.6% (unsound sites dropped)
 
 
 def test_multiword_nouns_are_never_split(results):

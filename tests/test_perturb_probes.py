@@ -3,7 +3,7 @@ captions, properties on arbitrary text, and the core output left untouched."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lgip_dataset.errors import DataError
@@ -42,7 +42,8 @@ CASES = [
     ("binding", "A young child with a blue toothbrush.", set(), True),  # age and color: no swap
     ("binding", "A black woman with yellow bananas.", set(), True),  # no color onto a person
     ("relation", "A dog chasing a cat.", {"A cat chasing a dog."}, True),
-    ("relation", "A man riding a horse on a beach.", {"A horse riding a man on a beach."}, False),
+    ("relation", "A man riding a horse on a beach.", set(), True),  # person and animal: obvious from text
+    ("relation", "A man pushing a boy on a swing.", {"A boy pushing a man on a swing."}, True),
     ("relation", "Two dogs are chasing a cat.", set(), True),  # "a cat are chasing": number differs
     ("relation", "A picture of a dog.", set(), True),  # "of" alone is no relation
     ("relation", "There are two flowers inside a vase.", set(), True),  # "there are a vase"
@@ -50,7 +51,8 @@ CASES = [
     ("relation", "A hot dog and a cat", set(), True),  # "and" is no relation
     ("relation", "A pizza on an oven with a fork and knife.", {"An oven on a pizza with a fork and knife."}, True),
     ("spatial", "A cat to the left of a dog.", {"A cat to the right of a dog."}, True),
-    ("spatial", "A cat in front of a TV.", {"A cat behind a TV."}, True),
+    ("spatial", "A cat in front of a TV.", set(), True),  # a thing people face
+    ("spatial", "A cat in front of a car.", {"A cat behind a car."}, True),
     ("spatial", "Behind the fence a dog.", {"In front of the fence a dog."}, True),
     ("spatial", "A cat under a table.", {"A cat on top of a table."}, True),
     ("spatial", "A lamp above a bed.", {"A lamp below a bed."}, True),
@@ -59,9 +61,10 @@ CASES = [
     ("spatial", "A dog right next to a cat.", set(), True),  # adverb "right"
     ("spatial", "A house under construction.", set(), True),
     ("spatial", "A frontier town", set(), True),  # whole words only
-    ("temporal", "A dog before the race.", {"A dog after the race."}, True),
+    ("temporal", "A dog before the race.", set(), True),  # a still image cannot tell
+    ("temporal", "A street after the rain.", {"A street before the rain."}, True),
     ("temporal", "A kitchen after the party.", {"A kitchen before the party."}, True),
-    ("temporal", "A man stretching before running.", {"A man stretching after running."}, True),
+    ("temporal", "A man stretching before running.", set(), True),  # a still image cannot tell
     ("temporal", "A dog running after a ball.", set(), True),  # "run after": not temporal
     ("temporal", "A man kneeling before two horses.", set(), True),  # "in front of"
     ("spatial", 'A sign saying "ATM INSIDE".', {'A sign saying "ATM OUTSIDE".'}, True),
@@ -107,7 +110,7 @@ def test_scrambles_keep_the_bag_and_move_only_their_class(family):
 
 
 def test_caps_per_family_and_core_selection_unchanged():
-    caption = "A man riding a red horse next to a white dog on the left of a car before sunset."
+    caption = "A red truck towing a white car on the left of a bus before sunset."
     core = Perturber().perturb(caption, seed=5)
     mixed = Perturber(families="all").perturb(caption, seed=5)
     assert [v for v in mixed.flips if v.family in CORE] == core.flips
@@ -134,6 +137,7 @@ WORDS = ["a", "an", "the", "two", "red", "white", "big", "dog", "cat", "hot", "m
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14), st.integers(0, 3))
+@example(["a", "is", "a"], 0)  # "a is a": a be-verb after an article has no subject to negate
 def test_never_crash_never_equal_contract_holds(words, seed):
     caption = " ".join(words)
     if not caption.strip():

@@ -46,12 +46,12 @@ SITES = [
     # whole words only
     ("Seeds scattered on the ground.", []),
     ("The catcher is waiting behind the batter.", []),
-    ("A business man in a suit.", [("object", "man", 11)]),
+    ("A business man in a suit.", []),  # the head of a noun-noun compound
     ("A category of items.", []),
     ("A two-story building with four-wheelers", []),
     # orange: fruit or color
     ("An orange on a plate.", [("object", "orange", 3), ("object", "plate", 15)]),
-    ("A slice of orange on a plate.", [("object", "orange", 11), ("object", "plate", 23)]),
+    ("A slice of orange on a plate.", [("object", "plate", 23)]),  # a partitive frame
     ("A bowl of oranges and apples.", [("object", "bowl", 2), ("object", "oranges", 10), ("object", "apples", 22)]),
     ("An apple and an orange on a table.", [("object", "apple", 3), ("object", "orange", 16), ("object", "table", 28)]),
     ("An orange cat sleeping on a bed.", [("color", "orange", 3), ("object", "cat", 10), ("object", "bed", 28)]),
@@ -65,7 +65,7 @@ SITES = [
     ("A golfer on the green.", []),
     ("A white toilet next to a black sink.",
      [("color", "white", 2), ("object", "toilet", 8), ("color", "black", 25), ("object", "sink", 31)]),
-    ("A black and white photo of a cat.", [("color", "black", 2), ("color", "white", 12), ("object", "cat", 29)]),
+    ("A black and white photo of a cat.", [("object", "cat", 29)]),  # monochrome, not a color
     # counts
     ("One dog laying on a bed.", [("count", "One", 0), ("object", "dog", 4), ("object", "bed", 20)]),
     ("Two dogs and one cat.",
@@ -75,16 +75,16 @@ SITES = [
     ("No one is in the room.", []),
     ("Two people look at one another.", [("count", "Two", 0), ("object", "people", 4)]),
     ("The one on the left is a zebra.", [("object", "zebra", 25)]),
-    ("A one way sign on a pole.", [("object", "sign", 10)]),
+    ("A one way sign on a pole.", []),  # "way sign": a compound head
     ("Four people, one holding an umbrella.",
      [("count", "Four", 0), ("object", "people", 5), ("object", "umbrella", 28)]),
     ("A man holding one banana.", [("object", "man", 2), ("count", "one", 14), ("object", "banana", 18)]),
-    ("Three young men playing frisbee.", [("count", "Three", 0), ("object", "men", 12), ("object", "frisbee", 24)]),
+    ("Three young men playing frisbee.", [("count", "Three", 0), ("object", "men", 12)]),  # "playing frisbee": an activity
     ("Two of the dogs are sleeping.", [("count", "Two", 0), ("object", "dogs", 11)]),
     ("THREE DOGS ON A BED", [("count", "THREE", 0), ("object", "DOGS", 6), ("object", "BED", 16)]),
     # modifiers and compounds are not objects
-    ("A baby elephant next to its mother.", [("object", "elephant", 7)]),
-    ("A train station with a train.", [("object", "train", 23)]),
+    ("A baby elephant next to its mother.", []),  # "baby" modifies "elephant": a compound head
+    ("A train station with a train.", []),  # "train" mentioned twice: every mention or none
     ("A bus stop next to the road.", []),
     ("A ski lift on a mountain", []),
     ("A pizza box on a table", [("object", "table", 17)]),
@@ -250,12 +250,12 @@ GOLDEN = {
         "paraphrases": ["This image shows an orange cat on a red couch.", "An orange cat on a red couch in this photo.",
                         "A picture of an orange cat on a red couch."],
         "flips": [
-            {"text": "An orange knife on a red couch.", "type": "object", "original": "cat", "replacement": "knife",
-             "span": [10, 13]},
-            {"text": "A brown cat on a red couch.", "type": "color", "original": "orange", "replacement": "brown",
+            {"text": "An orange surfboard on a red couch.", "type": "object", "original": "cat",
+             "replacement": "surfboard", "span": [10, 13]},
+            {"text": "A white cat on a red couch.", "type": "color", "original": "orange", "replacement": "white",
              "span": [3, 9]},
-            {"text": "An orange cat on a red fork.", "type": "object", "original": "couch", "replacement": "fork",
-             "span": [23, 28]},
+            {"text": "An orange cat on a red motorcycle.", "type": "object", "original": "couch",
+             "replacement": "motorcycle", "span": [23, 28]},
             {"text": "An orange cat on an orange couch.", "type": "color", "original": "red", "replacement": "orange",
              "span": [19, 22]}],
     },

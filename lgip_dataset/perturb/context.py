@@ -56,6 +56,10 @@ class CaptionContext:
         """True when the caption is written mostly in capitals ("TWO DOGS ON A BED")."""
         return sum(map(str.isupper, self.text)) > sum(map(str.islower, self.text))
 
+    def inserted(self, words: str) -> str:
+        """``words`` that a variant inserts (not replacing any word), all-caps in an all-caps caption."""
+        return words.upper() if self.shouting else words
+
     def cased(self, i: int, model: str, word: str) -> str:
         """``word`` in the case of ``model``, which is written at token ``i``."""
         return match_case(model, word, sentence_start=self.sentence_start(i),

@@ -2,14 +2,15 @@
 
 Independent of how variants are generated: a flip must be the caption with exactly the span
 replaced, plus at most an a/an change of the article right before it and, for counts, the
-singular/plural change of one later word.
+singular/plural change of the counted noun and of one verb that agrees with it (and of "there
+is/are" before it).
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-from lgip_dataset.perturb.agreement import indefinite_article, singular_of
+from lgip_dataset.perturb.agreement import indefinite_article, noun_for_number, singular_of, verb_for_number
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.select import text_key
 from lgip_dataset.perturb.text import WORD_RE
@@ -40,10 +41,14 @@ def _lexicon_number_pairs() -> frozenset[frozenset[str]]:
 def _number_pair(a: str, b: str) -> bool:
     """True when a and b are the singular and plural of one noun (either order)."""
     a, b = a.lower(), b.lower()
-    return a != b and (singular_of(a) == b or singular_of(b) == a or frozenset((a, b)) in _lexicon_number_pairs())
+    return a != b and (singular_of(a) == b or singular_of(b) == a or frozenset((a, b)) in _lexicon_number_pairs()
+                       or b in (noun_for_number(a, True), noun_for_number(a, False)))
 
 
-_VERB_PAIRS = frozenset(frozenset(p) for p in (("is", "are"), ("was", "were"), ("has", "have")))
+def _verb_pair(a: str, b: str) -> bool:
+    """True when a and b are the singular and plural present forms of one verb ("is"/"are", "flies"/"fly")."""
+    a, b = a.lower(), b.lower()
+    return a != b and b in (verb_for_number(a, True), verb_for_number(a, False))
 
 
 def _tail_ok(rest: str, after: str, allow_number: bool) -> bool:
@@ -54,9 +59,12 @@ def _tail_ok(rest: str, after: str, allow_number: bool) -> bool:
     if not allow_number or old != new or len(old_w) != len(new_w):
         return False
     diff = [(a, b) for a, b in zip(old_w, new_w) if a != b]
-    nouns = sum(_number_pair(a, b) for a, b in diff)
-    verbs = sum(frozenset((a.lower(), b.lower())) in _VERB_PAIRS for a, b in diff)
-    return nouns <= 1 and verbs <= 1 and len(diff) == nouns + verbs
+    return len(diff) <= 2 and all(_number_pair(a, b) or _verb_pair(a, b) for a, b in diff)
+
+
+def _counts(v: Variant) -> bool:
+    """True for a count flip ("count", or another family's count type such as "hard_count")."""
+    return v.type == "count" or v.type.endswith("_count")
 
 
 def flip_problems(caption: str, v: Variant) -> list[str]:
@@ -81,12 +89,12 @@ def flip_problems(caption: str, v: Variant) -> list[str]:
         swapped = {"a": "an", "an": "a"}[m.group(1).lower()]
         heads += [before[:m.start(1)] + form + m.group(2) for form in (swapped, swapped.capitalize(), swapped.upper())]
     m = EXISTENTIAL_BEFORE.search(before)
-    if m and v.type == "count":  # "there are two dogs" -> "there is one dog"
+    if m and _counts(v):  # "there are two dogs" -> "there is one dog"
         swapped = {"is": "are", "are": "is", "was": "were", "were": "was"}[m.group(1).lower()]
         heads += [before[:m.start(1)] + form + m.group(2) for form in (swapped, swapped.capitalize(), swapped.upper())]
     for head in heads:
         if v.text.startswith(head + v.replacement) and \
-                _tail_ok(v.text[len(head) + len(v.replacement):], after, v.type == "count"):
+                _tail_ok(v.text[len(head) + len(v.replacement):], after, _counts(v)):
             m = ARTICLE_BEFORE.search(head)
             if m and m.group(1).lower() != indefinite_article(v.replacement):
                 problems.append(f"article {m.group(1)!r} does not agree with {v.replacement!r}")

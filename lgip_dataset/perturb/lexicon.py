@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.0.0"
+LEXICON_VERSION = "1.1.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -28,6 +28,8 @@ class ObjectGroup:
     plural: str
     uncountable: bool
     head_only: bool
+    gender: str | None = None  # "male" / "female": what a he/she pronoun can refer back to
+    container: bool = False  # holds what follows "of" ("a bottle of beer")
 
 
 @dataclass(frozen=True)
@@ -58,15 +60,31 @@ class Lexicon:
     modifier_heads: frozenset[str]
     object_targets: dict[str, tuple[ObjectGroup, ...]]  # group -> groups it may flip to
     object_related: dict[str, frozenset[str]]  # group -> itself, its ancestors and descendants (never a flip)
+    partitive_heads: frozenset[str]  # "pieces" of luggage: the noun after "of" is not flipped
+    coreference_cues: frozenset[str]  # "another" zebra: the noun refers to another mention
+    gerund_modifiers: frozenset[str]  # "warning" sign: a compound, its head is not flipped
+    pronoun_gender: dict[str, str]  # "his" -> "male"
+    relative_animate: frozenset[str]  # "who": the noun before it is a person
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
     color_near: dict[str, frozenset[str]]  # color group -> itself and the groups too close to contradict it
     color_contexts: frozenset[str]
     not_color_before: frozenset[str]
+    not_color_after: frozenset[str]  # "off" white: another shade, not a color to flip
+    monochrome_nouns: frozenset[str]  # "black and white" before/with these is monochrome, not a color
+    natural_colors: dict[str, frozenset[str]]  # natural kind (singular) -> the color groups it can have
+    near_by_noun: dict[str, frozenset[frozenset[str]]]  # noun -> color-group pairs too close for it
+    shade_modifiers: frozenset[str]  # "dark" green: never to black, white or gray ("dark black")
     # numbers
     numbers: dict[str, int]
     number_rules: dict
+    quantity_phrases: dict[tuple[str, ...], tuple[int, tuple[str, ...]]]  # "a couple of" -> (2, number words)
+    one_blockers: tuple[tuple[str, ...], ...]  # reciprocal/collective frames: no flip to "one"
+    pair_nouns: frozenset[str]  # "a pair of scissors" is one object
+    number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
+    subject_after: frozenset[str]  # clause openers: a count after them opens a subject
+    subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
 
 
 def _read(name: str) -> dict:
@@ -101,20 +119,26 @@ def _objects(data: dict) -> dict:
     for g in data["groups"]:
         sing, plur = g["forms"][0]
         groups[g["id"]] = ObjectGroup(g["id"], g["supercategory"], g.get("coco_category"), sing, plur,
-                                      g.get("uncountable", False), g.get("head_only", False))
+                                      g.get("uncountable", False), g.get("head_only", False),
+                                      g.get("gender"), g.get("container", False))
         for s, p in g["forms"]:  # a word in two pairs of a group keeps its first pair ("person", "people")
             _add_form(forms, s, NounForm(g["id"], "both" if s == p else "singular", s, p))
             _add_form(forms, p, NounForm(g["id"], "both" if s == p else "plural", s, p))
     for unit in data["blocked_units"]:
         _add_form(forms, unit, None)
     ancestors = {gid: _ancestors(gid, parents) for gid in groups}
+    frames = data["frames"]
     related = {gid: frozenset({gid} | ancestors[gid] | {o for o in groups if gid in ancestors[o]}) for gid in groups}
     # never to itself, an ancestor or a descendant; never to an uncountable noun
     targets = {gid: tuple(g for g in groups.values() if g.id not in related[gid] and not g.uncountable)
                for gid in groups}
     return dict(groups=groups, noun_forms=forms, max_unit_words=max(len(k) for k in forms), object_related=related,
                 unit_starts=frozenset(k[0] for k in forms if len(k) > 1),
-                modifier_heads=frozenset(data["modifier_heads"]), object_targets=targets)
+                modifier_heads=frozenset(data["modifier_heads"]), object_targets=targets,
+                partitive_heads=frozenset(frames["partitive_heads"]),
+                coreference_cues=frozenset(frames["coreference_cues"]),
+                gerund_modifiers=frozenset(frames["gerund_modifiers"]),
+                pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]))
 
 
 def _colors(data: dict) -> dict:
@@ -123,9 +147,20 @@ def _colors(data: dict) -> dict:
     listed = {g["id"]: set(g.get("near", ())) for g in data["groups"]}
     near = {gid: frozenset({gid} | listed[gid] | {o for o in listed if gid in listed[o]}) for gid in listed}
     targets = {gid: tuple(word for tid, word in canonical if tid not in near[gid]) for gid in near}
+    by_noun: dict[str, set[frozenset[str]]] = {}
+    for entry in data["near_by_noun"]:
+        pair = frozenset(color_group[c] for c in entry["colors"])
+        for noun in entry["nouns"]:
+            by_noun.setdefault(noun, set()).add(pair)
     return dict(color_group=color_group, color_targets=targets, color_near=near,
                 color_contexts=frozenset(data["color_contexts"]),
-                not_color_before=frozenset(data["not_color_before"]))
+                not_color_before=frozenset(data["not_color_before"]),
+                not_color_after=frozenset(data["not_color_after"]),
+                monochrome_nouns=frozenset(data["monochrome_nouns"]),
+                natural_colors={noun: frozenset(color_group[c] for c in colors)
+                                for noun, colors in data["natural_colors"].items()},
+                near_by_noun={noun: frozenset(pairs) for noun, pairs in by_noun.items()},
+                shade_modifiers=frozenset(data["shade_modifiers"]))
 
 
 def _templates(data: dict) -> dict:
@@ -156,6 +191,13 @@ def load_lexicon() -> Lexicon:
         numbers=dict(numbers["words"]),
         number_rules={k: frozenset(numbers[k]) for k in ("not_after", "not_before", "pronoun_not_after")}
         | {"pronoun": numbers["pronoun"]},
+        quantity_phrases={tuple(k.split()): (v["value"], tuple(v["targets"]))
+                          for k, v in numbers["quantity_phrases"].items()},
+        one_blockers=tuple(tuple(p.split()) for p in numbers["one_blockers"]["phrases"]),
+        pair_nouns=frozenset(numbers["pair_nouns"]),
+        number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
+        subject_after=frozenset(numbers["subject_after"]),
+        subject_determiners=frozenset(numbers["subject_determiners"]),
         **_objects(raw["objects"]),
         **_colors(raw["colors"]),
     )

@@ -4,7 +4,8 @@ Every probe flip is the caption with its recorded region replaced: ``text == cap
 replacement + caption[end:]``, up to an a/an change right before the region (not for scrambles,
 which fix no article). On top of that:
 - binding, relation and scrambles keep the bag of words (case-insensitive);
-- negation adds exactly one "not" and otherwise only "that is/are" and an a/an change;
+- negation adds exactly one "not" (or, in an existential, one "no" in place of an article, number
+  or quantifier) and otherwise only "that is/are" and an a/an change;
 - spatial/temporal replace one listed unit by its listed opposite.
 Syntactic paraphrases differ from the caption and carry no span.
 """
@@ -12,14 +13,18 @@ from __future__ import annotations
 
 from collections import Counter
 
+from lgip_dataset.perturb.families.negation import EXISTENTIAL_QUANTIFIERS
 from lgip_dataset.perturb.invariants import flip_problems
+from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.probe_lexicon import load_probe_lexicon
 from lgip_dataset.perturb.select import text_key
 from lgip_dataset.perturb.text import WORD_RE
 from lgip_dataset.perturb.variant import PerturbResult, Variant
 
 SAME_BAG = frozenset(("binding", "relation", "scramble_content", "scramble_function", "scramble_all"))
-NEGATION_WORDS = frozenset(("not", "that", "is", "are", "a", "an"))
+NEGATION_WORDS = frozenset(("not", "no", "that", "is", "are", "a", "an"))
+# "there are two dogs" -> "there are no dogs": "no" takes the place of an article, number or quantifier
+EXISTENTIAL_REMOVED = frozenset(("a", "an", *load_lexicon().numbers, *EXISTENTIAL_QUANTIFIERS))
 
 
 def bag(text: str) -> Counter:
@@ -43,7 +48,7 @@ def probe_problems(caption: str, v: Variant) -> list[str]:
         problems.append("bag of words changed")
     if v.family == "negation":
         added, removed = bag(v.text) - bag(caption), bag(caption) - bag(v.text)
-        if added["not"] != 1 or set(added) - NEGATION_WORDS or set(removed) - {"a", "an"}:
+        if added["not"] + added["no"] != 1 or set(added) - NEGATION_WORDS or set(removed) - EXISTENTIAL_REMOVED:
             problems.append(f"not exactly one negation: +{dict(added)} -{dict(removed)}")
     if v.family in ("spatial", "temporal"):
         table = load_probe_lexicon().opposites[v.family]

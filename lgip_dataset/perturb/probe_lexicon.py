@@ -21,6 +21,8 @@ class ProbeLexicon:
     not_before: frozenset[str]
     temporal_events: frozenset[str]
     participles: dict[str, str]
+    symmetric_relations: frozenset[Unit]  # "next to": a role swap around it is no contradiction
+    faced_objects: frozenset[str]  # "laptop": no front <-> behind flip before it
 
 
 def _opposites(pairs: list) -> dict[Unit, Unit]:
@@ -49,4 +51,6 @@ def load_probe_lexicon() -> ProbeLexicon:
         not_before=frozenset(data["not_before"]),
         temporal_events=frozenset(data["temporal_events"]),
         participles=dict(data["participles"]),
+        symmetric_relations=frozenset(tuple(u.split()) for u in data["symmetric_relations"]),
+        faced_objects=frozenset(data["faced_objects"]),
     )

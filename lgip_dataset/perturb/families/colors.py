@@ -1,23 +1,134 @@
-"""Color flips: a color word used as a color -> a clearly different color."""
+"""Color flips: a color word used as a color -> a clearly different color that its noun can have.
+
+Site finding (:func:`color_sites`) and the flip itself (:func:`color_flip`) are public so that
+other families can choose the replacement differently and keep the same sites.
+"""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from lgip_dataset.perturb.agreement import is_noun_like, noun_for_number
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.senses import is_color_use
+from lgip_dataset.perturb.senses import COLOR_LINK, is_color_use
 from lgip_dataset.perturb.variant import Variant
 
+BE = frozenset(("is", "are", "was", "were"))
+MONOCHROME_PAIR = frozenset(("black", "white"))
+ACHROMATIC = frozenset(("black", "white", "gray"))
 
-def _site(ctx: CaptionContext, i: int, rng: KeyedRandom) -> Iterator[Variant]:
-    for color in shuffled(ctx.lex.color_targets[ctx.lex.color_group[ctx.tokens[i].low]], rng):
-        yield flip(ctx, "color", i, ctx.span(i, i + 1), color)
+
+@dataclass(frozen=True)
+class ColorSite:
+    """One flippable color word: its token, the noun it describes (singular, when found) and the
+    color words it may become, already restricted to clear contradictions its noun can have."""
+    index: int
+    noun: str | None
+    targets: tuple[str, ...]
 
 
-@register("color", "flip")
+def coordinated(ctx: CaptionContext, i: int) -> list[int]:
+    """Tokens of the colors coordinated with token ``i`` ("red", "white" and "blue"), itself included."""
+    chain = [i]
+    for step in (-1, 1):
+        j = i
+        while True:
+            k = next((k for k in (j + step, j + 2 * step) if 0 <= k < len(ctx.tokens)
+                      and ctx.tokens[k].low in ctx.lex.color_group
+                      and COLOR_LINK.fullmatch(ctx.text[ctx.tokens[min(j, k)].end:ctx.tokens[max(j, k)].start].lower())),
+                     None)
+            if k is None:
+                break
+            chain.append(k)
+            j = k
+    return sorted(chain)
+
+
+def is_monochrome(ctx: CaptionContext, chain: list[int]) -> bool:
+    """True when the colors ``chain`` are "black and white" meaning monochrome: before a picture
+    word ("a black and white photo"), or with one earlier in the caption and no noun of their own
+    ("a photo in black and white")."""
+    if {ctx.tokens[k].low for k in chain} != MONOCHROME_PAIR:
+        return False
+    nouns = ctx.lex.monochrome_nouns
+    after = ctx.next_word(chain[-1])
+    if after is not None and after.low in nouns:
+        return True
+    return not ctx.is_content(after) and any(t.low in nouns for t in ctx.tokens[:chain[0]])
+
+
+def described_noun(ctx: CaptionContext, chain: list[int]) -> str | None:
+    """The noun (singular, lower-case) that the colors ``chain`` describe: the first noun after
+    them across at most two words ("a brown fluffy dog"), or the subject of "<noun> is <color>"."""
+    j = chain[-1] + 1
+    while j <= chain[-1] + 3 and ctx.joined(j - 1, j):
+        unit = ctx.units.get(j)
+        if unit is not None and unit.form is not None:
+            return unit.form.singular
+        low = ctx.tokens[j].low
+        if not ctx.is_content(ctx.tokens[j]):
+            break
+        if is_noun_like(low):
+            return noun_for_number(low, singular=True)
+        j += 1
+    be = ctx.prev_word(chain[0])
+    if be is not None and be.low in BE and chain[0] >= 2:
+        ends = {u.end: u for u in ctx.units.values() if u.form is not None}
+        unit = ends.get(chain[0] - 1)
+        if unit is not None and ctx.joined(chain[0] - 2, chain[0] - 1):
+            return unit.form.singular
+        subject = ctx.prev_word(chain[0] - 1)
+        if subject is not None and is_noun_like(subject.low):
+            return noun_for_number(subject.low, singular=True)
+    return None
+
+
+def _targets(ctx: CaptionContext, i: int, chain: list[int], noun: str | None) -> tuple[str, ...]:
+    lex = ctx.lex
+    group = lex.color_group[ctx.tokens[i].low]
+    taken = {lex.color_group[ctx.tokens[k].low] for k in chain}  # never "black and black"
+    near = {g for pair in lex.near_by_noun.get(noun, ()) if group in pair for g in pair}
+    shade = ctx.prev_word(chain[0])
+    if shade is not None and shade.low in lex.shade_modifiers:  # "dark green", never "dark black"
+        near |= ACHROMATIC
+    natural = lex.natural_colors.get(noun)
+    return tuple(c for c in lex.color_targets[group]
+                 if lex.color_group[c] not in taken | near and (natural is None or lex.color_group[c] in natural))
+
+
+def color_sites(ctx: CaptionContext) -> list[ColorSite]:
+    """Every color word in color use that can be flipped, left to right (not monochrome "black and
+    white", not when its noun can have no clearly different color)."""
+    if "color_sites" not in ctx.memo:
+        sites = []
+        for i, tok in enumerate(ctx.tokens):
+            if tok.low not in ctx.lex.color_group or not is_color_use(ctx, i):
+                continue
+            chain = coordinated(ctx, i)
+            if is_monochrome(ctx, chain):
+                continue
+            noun = described_noun(ctx, chain)
+            targets = _targets(ctx, i, chain, noun)
+            if targets:
+                sites.append(ColorSite(i, noun, targets))
+        ctx.memo["color_sites"] = sites
+    return ctx.memo["color_sites"]
+
+
+def color_flip(ctx: CaptionContext, site: ColorSite, color: str, family: str = "color") -> Variant:
+    """The flip of the color at ``site`` to ``color`` (cased like the original, article agreeing)."""
+    return flip(ctx, family, site.index, ctx.span(site.index, site.index + 1), color)
+
+
+def _site(ctx: CaptionContext, site: ColorSite, rng: KeyedRandom) -> Iterator[Variant]:
+    for color in shuffled(site.targets, rng):
+        yield color_flip(ctx, site, color)
+
+
+@register("color", "flip", version="1.1.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per color word in color use."""
-    return [_site(ctx, i, rng) for i, tok in enumerate(ctx.tokens)
-            if tok.low in ctx.lex.color_group and is_color_use(ctx, i)]
+    return [_site(ctx, site, rng) for site in color_sites(ctx)]

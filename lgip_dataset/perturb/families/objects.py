@@ -1,23 +1,115 @@
-"""Object flips: a lexicon noun (or multiword noun) -> a noun of an unrelated object group."""
+"""Object flips: a lexicon noun (or multiword noun) -> a noun of an unrelated object group.
+
+Site finding (:func:`object_sites`) and the flip itself (:func:`object_flip`) are public so that
+other families can choose the replacement differently and keep the same sites and agreement.
+"""
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from lgip_dataset.perturb.agreement import can_be_noun, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext, Unit
 from lgip_dataset.perturb.edits import flip
+from lgip_dataset.perturb.lexicon import ObjectGroup
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.senses import is_object_noun, noun_number
+from lgip_dataset.perturb.senses import PREPOSITIONS, is_object_noun, noun_number
 from lgip_dataset.perturb.variant import Variant
 
-
-def _site(ctx: CaptionContext, unit: Unit, rng: KeyedRandom) -> Iterator[Variant]:
-    number = noun_number(ctx, unit)
-    for group in shuffled(ctx.lex.object_targets[unit.form.group], rng):
-        yield flip(ctx, "object", unit.start, unit.span, group.singular if number == "singular" else group.plural)
+ANIMATE = frozenset(("person", "animal"))
 
 
-@register("object", "flip")
+@dataclass(frozen=True)
+class ObjectSite:
+    """One flippable object noun: the unit, the number its replacement takes and the groups it may
+    become (lexicon order), already restricted so that every one keeps the caption grammatical."""
+    unit: Unit
+    number: str  # "singular" | "plural"
+    targets: tuple[ObjectGroup, ...]
+
+
+def _mentions(ctx: CaptionContext) -> Counter:
+    """How often each object group is mentioned, counting a broader or narrower group as a mention
+    too ("a stop sign ... the sign"), modifiers and possessors included."""
+    groups = [u.form.group for u in ctx.units.values() if u.form is not None]
+    related = ctx.lex.object_related
+    return Counter({g: sum(other in related[g] for other in groups) for g in groups})
+
+
+def _pronoun_genders(ctx: CaptionContext) -> dict[int, str]:
+    """Start token of a person or animal noun -> the gender of a later he/she pronoun that refers
+    back to it (the nearest such noun before the pronoun)."""
+    genders: dict[int, str] = {}
+    animate = [u for u in ctx.units.values()
+               if u.form is not None and ctx.lex.groups[u.form.group].supercategory in ANIMATE]
+    for i, tok in enumerate(ctx.tokens):
+        gender = ctx.lex.pronoun_gender.get(tok.low)
+        before = [u for u in animate if u.end <= i]
+        if gender and before:
+            genders.setdefault(before[-1].start, gender)
+    return genders
+
+
+def _bare_object(ctx: CaptionContext, unit: Unit) -> bool:
+    """True for a singular noun right after a verb or a preposition with no determiner ("eating
+    pizza", "playing frisbee", "laying in bed"): a mass, activity or idiom use that a countable
+    replacement would break ("eating bench", "laying in remote")."""
+    prev = ctx.prev_word(unit.start)
+    if noun_number(ctx, unit) != "singular" or prev is None:
+        return False
+    if prev.low in PREPOSITIONS:
+        return True
+    return (ctx.is_content(prev) and (prev.low.endswith("ing") or present_verb_number(prev.low) is not None)
+            and not can_be_noun(prev.low))
+
+
+def _targets(ctx: CaptionContext, unit: Unit, present: set[str], gender: str | None) -> tuple[ObjectGroup, ...]:
+    """The groups ``unit`` may flip to: not a group the caption already mentions; only containers
+    in "<container> of"; only persons before "who"; only the gender a later pronoun needs."""
+    nxt = ctx.next_word(unit.end - 1)
+    nxt = nxt.low if nxt is not None else ""
+    lex = ctx.lex
+    out = []
+    for g in lex.object_targets[unit.form.group]:
+        if g.id in present or (nxt == "of" and lex.groups[unit.form.group].container and not g.container):
+            continue
+        if (nxt in lex.relative_animate and g.supercategory != "person") or (gender and g.gender != gender):
+            continue
+        out.append(g)
+    return tuple(out)
+
+
+def object_sites(ctx: CaptionContext) -> list[ObjectSite]:
+    """Every object noun of the caption that can be flipped, left to right. A group the caption
+    mentions twice ("a giraffe and a baby giraffe") has no site: every mention or none."""
+    if "object_sites" not in ctx.memo:
+        mentions = _mentions(ctx)
+        genders = _pronoun_genders(ctx)
+        sites = []
+        for unit in ctx.units.values():
+            if not is_object_noun(ctx, unit) or mentions[unit.form.group] > 1 or _bare_object(ctx, unit):
+                continue
+            targets = _targets(ctx, unit, set(mentions), genders.get(unit.start))  # never a group already there
+            if targets:
+                sites.append(ObjectSite(unit, noun_number(ctx, unit), targets))
+        ctx.memo["object_sites"] = sites
+    return ctx.memo["object_sites"]
+
+
+def object_flip(ctx: CaptionContext, site: ObjectSite, group: ObjectGroup, family: str = "object") -> Variant:
+    """The flip of ``site`` to ``group`` (in the site's number, the article before it agreeing)."""
+    word = group.singular if site.number == "singular" else group.plural
+    return flip(ctx, family, site.unit.start, site.unit.span, word)
+
+
+def _site(ctx: CaptionContext, site: ObjectSite, rng: KeyedRandom) -> Iterator[Variant]:
+    for group in shuffled(site.targets, rng):
+        yield object_flip(ctx, site, group)
+
+
+@register("object", "flip", version="1.1.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per object noun used as a noun; replacements keep its grammatical number."""
-    return [_site(ctx, unit, rng) for unit in ctx.units.values() if is_object_noun(ctx, unit)]
+    return [_site(ctx, site, rng) for site in object_sites(ctx)]

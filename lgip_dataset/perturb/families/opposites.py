@@ -1,11 +1,12 @@
 """One-word spatial and temporal flips (ControlledImCaps, EqBen): a spatial or temporal unit ->
 its opposite: left<->right, above<->below, on top of<->underneath, in front of<->behind,
 inside<->outside; before<->after. Whole words and multiword units only ("in front of" is one
-unit). "left"/"right" are flipped only as directions (after "the", "to", "his", ...: not "a bag
+unit). Front and behind are not flipped before things people face ("in front of a laptop"). "left"/"right" are flipped only as directions (after "the", "to", "his", ...: not "a bag
 left on a bench", not "right next to"); no unit is flipped before "construction", "way", ...;
-"before"/"after" only in their temporal sense: before an -ing verb or a listed event word, directly
-or after a determiner ("after falling", "before the game"; not "running after a ball", "kneeling
-before two horses") (``probes.json``). An upper-case word gets an upper-case opposite ("INSIDE").
+"before"/"after" only in a temporal sense that a still image can decide: before a listed event
+that leaves a visible state, directly or after a determiner ("after the rain", "before dinner";
+not "stretching before running" or "before the race", which look the same either way, nor
+"running after a ball", "kneeling before two horses") (``probes.json``). An upper-case word gets an upper-case opposite ("INSIDE").
 """
 from __future__ import annotations
 
@@ -19,16 +20,26 @@ from lgip_dataset.perturb.seeding import KeyedRandom, single_sites
 from lgip_dataset.perturb.variant import Variant
 
 DIRECTIONS = frozenset(("left", "right"))
+FRONT_BEHIND = frozenset((("in", "front", "of"), ("behind",)))
 EVENT_DETERMINERS = frozenset(("a", "an", "the", "his", "her", "their", "its", "my", "our"))
 
 
 def _temporal(ctx: CaptionContext, last: int) -> bool:
-    """True when the words after token ``last`` make before/after temporal."""
+    """True when the words after token ``last`` make before/after temporal and decidable from a
+    still image: a listed event that leaves a visible state, directly or after a determiner."""
     events = load_probe_lexicon().temporal_events
     nxt = ctx.next_word(last)
     if nxt is not None and nxt.low in EVENT_DETERMINERS:
         nxt = ctx.next_word(last + 1)
-    return nxt is not None and (nxt.low in events or (nxt.low.endswith("ing") and ctx.is_content(nxt)))
+    return nxt is not None and nxt.low in events
+
+
+def _faced(ctx: CaptionContext, last: int) -> bool:
+    """True when one of the three words after token ``last`` is a thing people face ("in front of
+    a laptop"): behind it is where the same person would not be seen working."""
+    faced = load_probe_lexicon().faced_objects
+    return any(ctx.tokens[k].low in faced for k in range(last + 1, min(last + 4, len(ctx.tokens)))
+               if all(ctx.joined(j, j + 1) for j in range(last, k)))
 
 
 def opposite_units(ctx: CaptionContext, family: str) -> list[tuple[int, int, tuple[str, ...]]]:
@@ -42,7 +53,8 @@ def opposite_units(ctx: CaptionContext, family: str) -> list[tuple[int, int, tup
             if unit in table and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1)):
                 prev, nxt = ctx.prev_word(i), ctx.next_word(i + n - 1)
                 sense_ok = (unit[0] not in DIRECTIONS or (prev is not None and prev.low in probes.left_right_after)) \
-                    and (family != "temporal" or _temporal(ctx, i + n - 1))
+                    and (family != "temporal" or _temporal(ctx, i + n - 1)) \
+                    and not (unit in FRONT_BEHIND and _faced(ctx, i + n - 1))
                 if sense_ok and (nxt is None or nxt.low not in probes.not_before):
                     found.append((i, i + n, table[unit]))
                 break
@@ -65,4 +77,4 @@ def _generator(family: str):
 
 
 for _family in ("spatial", "temporal"):
-    register(_family, "flip", version="1.0.0")(_generator(_family))
+    register(_family, "flip", version="1.1.0")(_generator(_family))

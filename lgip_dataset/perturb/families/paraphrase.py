@@ -83,7 +83,8 @@ def lower_first(core: str, lex: Lexicon) -> str:
 
 
 def paraphrases(ctx: CaptionContext) -> dict[str, list[str]]:
-    """All paraphrases of the caption by family, in lexicon order (computed once per caption)."""
+    """All paraphrases of the caption by family, in lexicon order (computed once per caption); an
+    all-caps caption gets an all-caps frame."""
     if "paraphrases" in ctx.memo:
         return ctx.memo["paraphrases"]
     lex = ctx.lex
@@ -95,7 +96,7 @@ def paraphrases(ctx: CaptionContext) -> dict[str, list[str]]:
         upper = core[0].isupper()
         for p in lex.patterns[caption_kind(ctx)]:
             if words.isdisjoint(p.frame_nouns):
-                text = p.before + (lowered if p.before else core) + p.after + end
+                text = ctx.inserted(p.before) + (lowered if p.before else core) + ctx.inserted(p.after) + end
                 out[p.family].append(text[0].upper() + text[1:] if upper else text)
     ctx.memo["paraphrases"] = out
     return out
@@ -106,13 +107,13 @@ def _site(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[Varian
         yield Variant(text, "paraphrase", family, family)
 
 
-@register("template", "paraphrase")
+@register("template", "paraphrase", version="1.1.0")
 def template(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """Framing wraps that keep every word of the caption: "a photo of {c}", "a photo in which {c}"."""
     return [_site(ctx, "template", rng)]
 
 
-@register("marker", "paraphrase")
+@register("marker", "paraphrase", version="1.1.0")
 def marker(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """Short scene markers before or after the caption: "{c} in this picture", "in the scene, {c}"."""
     return [_site(ctx, "marker", rng)]

@@ -1,10 +1,13 @@
 """Relation role-swap flips (SNARE relationship composition, ControlledImCaps): the subject and the
 object noun phrases of a relation exchange places: "a dog chasing a cat" -> "a cat chasing a dog",
-"a man riding a horse" -> "a horse riding a man", "a cat on a table" -> "a table on a cat".
+"a man pushing a boy" -> "a boy pushing a man", "a pizza on an oven" -> "an oven on a pizza".
 
 Noun phrases move whole (determiner, attributes, noun), so articles and number stay right; with
 a be/have verb next to either phrase both must have the same number. A sentence-initial capital moves with the
-position, not the phrase. Not when the second phrase is coordinated ("a fork and knife"). The span runs from the first phrase to the end of the second.
+position, not the phrase. Not when the second phrase is coordinated ("a fork and knife"), not
+around a symmetric relation ("a dog next to a cat" means the same swapped), and only between two
+persons, two animals or two things ("a horse riding a man", "a table on a cat" are ruled out by
+the text alone). The span runs from the first phrase to the end of the second.
 """
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ from collections.abc import Iterator
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import region_flip
 from lgip_dataset.perturb.families.paraphrase import lower_first
-from lgip_dataset.perturb.phrases import COORDINATORS, NounPhrase, noun_phrases, phrase_text, relation_between
+from lgip_dataset.perturb.families.objects import ANIMATE
+from lgip_dataset.perturb.phrases import COORDINATORS, NounPhrase, noun_phrases, phrase_text, probes, relation_between
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, single_sites
 from lgip_dataset.perturb.senses import noun_number
@@ -38,10 +42,24 @@ def _swap(ctx: CaptionContext, a: NounPhrase, b: NounPhrase) -> Variant:
     return region_flip(ctx, "relation", (sa, eb), [(sa, ea, moved(ctx, b, a)), (sb, eb, moved(ctx, a, b))])
 
 
+def _symmetric(ctx: CaptionContext, a: NounPhrase, b: NounPhrase) -> bool:
+    """True when a symmetric relation ("with", "next to", "near") joins ``a`` and ``b``."""
+    words = [ctx.tokens[k].low for k in range(a.end, b.start)]
+    return any(tuple(words[k:k + n]) in probes().symmetric_relations for n in (1, 2, 3) for k in range(len(words)))
+
+
+def _animacy(ctx: CaptionContext, np: NounPhrase) -> str:
+    """"person", "animal" or "inanimate": a role swap stays within one of these classes."""
+    supercategory = ctx.lex.groups[np.unit.form.group].supercategory
+    return supercategory if supercategory in ANIMATE else "inanimate"
+
+
 def _swappable(ctx: CaptionContext, a: NounPhrase, b: NounPhrase) -> bool:
     after = ctx.next_word(b.end - 1)
     if a.unit.form.group == b.unit.form.group or not relation_between(ctx, a, b) \
             or (after is not None and after.low in COORDINATORS):  # "on an oven with a fork and knife"
+        return False
+    if _symmetric(ctx, a, b) or _animacy(ctx, a) != _animacy(ctx, b):  # "a horse riding a man"
         return False
     return not _agrees_with_a_verb(ctx, a, b) or noun_number(ctx, a.unit) == noun_number(ctx, b.unit)
 
@@ -53,7 +71,7 @@ def _agrees_with_a_verb(ctx: CaptionContext, a: NounPhrase, b: NounPhrase) -> bo
     return any(w is not None and w.low in AGREEING_VERBS for w in neighbours)
 
 
-@register("relation", "flip", version="1.0.0")
+@register("relation", "flip", version="1.1.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per two consecutive noun phrases joined by a relation, with different nouns."""
     phrases = noun_phrases(ctx)

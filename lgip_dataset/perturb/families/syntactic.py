@@ -48,7 +48,7 @@ def existential(ctx: CaptionContext, phrases: list[NounPhrase], core: str, end: 
     after = ctx.next_word(phrases[0].end - 1)
     plural = noun_number(ctx, phrases[0].unit) == "plural" or (after is not None and after.low == "and")
     be = "are" if plural else "is"
-    return [_cap(f"there {be} ", core) + lower_first(core, ctx.lex) + end]
+    return [_cap(ctx.inserted(f"there {be} "), core) + lower_first(core, ctx.lex) + end]
 
 
 def respectively(ctx: CaptionContext, core: str, end: str) -> list[str]:
@@ -63,7 +63,8 @@ def respectively(ctx: CaptionContext, core: str, end: str) -> list[str]:
     words = [toks[i].low if is_title(toks[i].text) else toks[i].text, toks[j].text]
     nouns = [ctx.text[u.span[0]:u.span[1]] for u in (first, second)]
     rest = _rest(ctx, second.end, core)
-    text = f"the {nouns[0]} and the {nouns[1]} are {words[0]} and {words[1]} respectively"
+    the, and_, are, respectively = (ctx.inserted(w) for w in ("the", "and", "are", "respectively"))
+    text = f"{the} {nouns[0]} {and_} {the} {nouns[1]} {are} {words[0]} {and_} {words[1]} {respectively}"
     return [_cap(text, core) + (", " + rest if rest else "") + end]
 
 
@@ -80,14 +81,14 @@ def passive(ctx: CaptionContext, phrases: list[NounPhrase], core: str, end: str)
         return []
     aux = ""
     if verb > subj.end:
-        aux = ("is " if noun_number(ctx, obj.unit) == "singular" else "are ")
+        aux = ctx.inserted("is " if noun_number(ctx, obj.unit) == "singular" else "are ")
     rest = _rest(ctx, obj.end, core)
     subject = lower_first(phrase_text(ctx, subj), ctx.lex)
-    text = f"{phrase_text(ctx, obj)} {aux}being {participle} by {subject}" + (" " + rest if rest else "")
+    text = f"{phrase_text(ctx, obj)} {aux}{ctx.inserted(f'being {participle} by')} {subject}" + (" " + rest if rest else "")
     return [_cap(text, core) + end]
 
 
-@register("syntactic", "paraphrase", version="1.0.0")
+@register("syntactic", "paraphrase", version="1.1.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per applicable rewrite (existential, respectively, passive)."""
     core, end = split_caption(ctx.text)

@@ -1,0 +1,48 @@
+"""Draw a seeded random sample of flips from a built LGIP folder, for judging them by hand.
+
+    lgip build --captions ../shared/coco/annotations/captions_val2017.json --no-images \
+        --captions-per-image 7 --seed 0 --out BUILD
+    python benchmarks/draw_flips.py BUILD [--n 60] [--seed 0] [--types object,color,count]
+
+Prints a Markdown table (number, type, caption, flip, and empty judgement columns) of ``--n``
+flips drawn uniformly from the ``pairs`` config's flips of ``--types``, in a fixed order, so the
+same folder and seed always give the same sample (docs/judged_core_flips.md is one).
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+
+import datasets
+
+
+def draw(folder: Path, n: int, seed: int, types: set[str]) -> list[dict]:
+    """``n`` flips of ``types`` from ``folder``'s pairs, drawn with ``random.Random(seed)``."""
+    pairs = datasets.load_dataset(str(folder), "pairs", split="test")
+    rows = sorted((r for r in pairs.select_columns(["row_id", "caption", "variant", "type", "kind"])
+                   if r["kind"] == "flip" and r["type"] in types), key=lambda r: r["row_id"])
+    if len(rows) < n:
+        raise SystemExit(f"{folder}: only {len(rows)} flips of {sorted(types)}; ask for --n {len(rows)} or fewer")
+    return random.Random(seed).sample(rows, n)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folder", type=Path, help="a folder written by `lgip build`")
+    parser.add_argument("--n", type=int, default=60, help="flips to draw (default 60)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    parser.add_argument("--types", default="object,color,count", help="comma-separated flip types")
+    args = parser.parse_args(argv)
+    if not (args.folder / "pairs").is_dir():
+        sys.exit(f"{args.folder}: no pairs config; give a folder written by `lgip build`")
+    print("| # | type | caption | flip | judgement | class | reason |")
+    print("|---|---|---|---|---|---|---|")
+    for k, row in enumerate(draw(args.folder, args.n, args.seed, set(args.types.split(","))), 1):
+        cells = [str(k), row["type"], row["caption"].strip(), row["variant"], "", "", ""]
+        print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
