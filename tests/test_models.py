@@ -13,7 +13,8 @@ from open_clip.pretrained import get_pretrained_cfg
 from PIL import Image
 
 from lgip_dataset.errors import LGIPError
-from lgip_metric.models import REGISTRY, ModelError, ModelSpec, load_model, resolve_model
+from lgip_metric import reference
+from lgip_metric.models import PAPER_MODELS, REGISTRY, ModelError, ModelSpec, load_model, resolve_model
 from lgip_metric.models import openclip_backend
 from lgip_metric.testing import make_tiny_hf_clip, make_tiny_openclip, make_tiny_siglip
 from lgip_metric.texts import length_batches
@@ -86,6 +87,12 @@ def test_registry_has_the_papers_nine_models_with_exact_identifiers():
     for name in ("clip-vit-b16", "clip-vit-l14", "openclip-vit-l14-laion2b", "openclip-vit-h14-laion2b", "eva02-l14"):
         spec = REGISTRY[name]
         assert get_pretrained_cfg(spec.identifier, spec.pretrained), f"{spec} is not a known open_clip tag"
+
+
+def test_quoted_paper_values_are_keyed_by_the_registrys_paper_models():
+    assert [row["name"] for row in reference.table1()] == list(PAPER_MODELS)
+    assert [row["model"] for row in reference.table1()] == [REGISTRY[n].paper_row for n in PAPER_MODELS]
+    assert {row["name"] for row in reference.table2()} < set(PAPER_MODELS)
 
 
 @pytest.mark.parametrize(
