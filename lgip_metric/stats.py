@@ -470,6 +470,7 @@ def statistics(
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    require_both_kinds: bool = True,
 ) -> dict:
     """E_inv, E_sens, PR globally and per type, with counts and (if ``bootstrap``) intervals.
 
@@ -477,9 +478,13 @@ def statistics(
     metrics, ``counts`` (per metric: ``base_pairs``, ``variant_rows``, ``images``), ``intervals``
     (per metric: ``[low, high]``), ``per_type`` (the same per type, with its ``kind``) and
     ``bootstrap`` (resamples, seed, confidence, unit "image").
+
+    A kind without rows is an error unless ``require_both_kinds=False`` (e.g. one caption with no
+    word to flip): then its metrics are None, with no counts or intervals.
     """
     _check_options(bootstrap, confidence)
-    _require_both_kinds(summary)
+    if require_both_kinds:
+        _require_both_kinds(summary)
     columns, numerators, denominators, support = _per_image(summary, pair_level)
     values = numerators.sum(axis=0) / denominators.sum(axis=0)
     intervals = _interval(_replicates(numerators, denominators, bootstrap, seed), confidence) if bootstrap else None
