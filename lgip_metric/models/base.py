@@ -78,6 +78,16 @@ class Encoder(ABC):
         """L2-normalised float32 embeddings (on the CPU) of stacked ``image_transform`` outputs."""
         return self._encode(self._image_features, batch)
 
+    def embed_texts(self, texts: list[str]) -> torch.Tensor:
+        """L2-normalised float32 embeddings of ``texts`` in one batch: ``normalize_text`` ->
+        ``tokenize`` -> ``text_batch`` -> ``encode_texts``."""
+        return self.encode_texts(self.text_batch(self.tokenize([self.normalize_text(t) for t in texts])))
+
+    def embed_images(self, images: list[Image.Image]) -> torch.Tensor:
+        """L2-normalised float32 embeddings of ``images`` in one batch, with the model's own preprocessing."""
+        pixels = [self.image_transform(image) for image in images]
+        return self.encode_images({key: torch.stack([p[key] for p in pixels]) for key in pixels[0]})
+
     def _encode(self, forward: Callable[[Batch], torch.Tensor], batch: Batch) -> torch.Tensor:
         batch = {k: _to_device(v, self.device) for k, v in batch.items()}
         autocast = self.precision != "fp32"
