@@ -3,7 +3,7 @@
 This file imports nothing but NumPy, so `evaluate` can copy it beside ``lgip_metric.py`` when the
 metric is loaded from a folder or from the Hub.
 
-Definitions (SPEC section 1). For one base pair (image I, caption c) and its variants::
+Definitions, as in the LGIP paper (Lee). For one base pair (image I, caption c) and its variants::
 
     E_inv  = mean over (I,c) [ mean over paraphrases c'  |s(I,c) - s(I,c')| ]
     E_sens = mean over (I,c) [ mean over flips c†       s(I,c) - s(I,c†)   ]
