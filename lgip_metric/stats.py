@@ -3,7 +3,7 @@
 This file imports nothing but NumPy, so `evaluate` can copy it beside ``lgip_metric.py`` when the
 metric is loaded from a folder or from the Hub.
 
-Definitions (SPEC section 1). For one base pair (image I, caption c) and its variants::
+Definitions, as in the LGIP paper (Lee). For one base pair (image I, caption c) and its variants::
 
     E_inv  = mean over (I,c) [ mean over paraphrases c'  |s(I,c) - s(I,c')| ]
     E_sens = mean over (I,c) [ mean over flips c†       s(I,c) - s(I,c†)   ]
@@ -470,6 +470,7 @@ def statistics(
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    require_both_kinds: bool = True,
 ) -> dict:
     """E_inv, E_sens, PR globally and per type, with counts and (if ``bootstrap``) intervals.
 
@@ -477,9 +478,13 @@ def statistics(
     metrics, ``counts`` (per metric: ``base_pairs``, ``variant_rows``, ``images``), ``intervals``
     (per metric: ``[low, high]``), ``per_type`` (the same per type, with its ``kind``) and
     ``bootstrap`` (resamples, seed, confidence, unit "image").
+
+    A kind without rows is an error unless ``require_both_kinds=False`` (e.g. one caption with no
+    word to flip): then its metrics are None, with no counts or intervals.
     """
     _check_options(bootstrap, confidence)
-    _require_both_kinds(summary)
+    if require_both_kinds:
+        _require_both_kinds(summary)
     columns, numerators, denominators, support = _per_image(summary, pair_level)
     values = numerators.sum(axis=0) / denominators.sum(axis=0)
     intervals = _interval(_replicates(numerators, denominators, bootstrap, seed), confidence) if bootstrap else None

@@ -23,14 +23,12 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-import torch
-
 from lgip_dataset import schema
 from lgip_dataset.card import write_minimal_card
+from lgip_metric.models.base import seeded_init
 from lgip_metric.models.registry import TINY_CLIP_CONFIG
 
 TINY_LAYERS = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
-SEED = 0
 
 
 def make_tiny_openclip(folder: str | Path | None = None) -> str:
@@ -44,8 +42,7 @@ def make_tiny_openclip(folder: str | Path | None = None) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     config = {"model_cfg": TINY_CLIP_CONFIG, "preprocess_cfg": {"mean": [0.5] * 3, "std": [0.5] * 3}}
     (folder / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
+    with seeded_init():
         model = open_clip.create_model(f"local-dir:{folder}", load_weights=False)
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "open_clip_model.safetensors"))
     return f"local-dir:{folder}"
@@ -108,8 +105,7 @@ def _special_ids(tokenizer) -> dict:
 
 
 def _save_random(model_cls, config, folder: Path) -> None:
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
+    with seeded_init():
         model_cls(config).save_pretrained(folder)
 
 

@@ -1,7 +1,9 @@
-"""Model registry, name resolution and the SPEC section 3 traps, on tiny real architectures."""
+"""Model registry, name resolution and the loading traps that silently change results (QuickGELU for
+OpenAI weights, SigLIP text padding, per-tag preprocessing), on tiny real architectures."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import open_clip
 import pytest
@@ -11,7 +13,8 @@ from open_clip.pretrained import get_pretrained_cfg
 from PIL import Image
 
 from lgip_dataset.errors import LGIPError
-from lgip_metric.models import REGISTRY, ModelError, ModelSpec, load_model, resolve_model
+from lgip_metric import reference
+from lgip_metric.models import PAPER_MODELS, REGISTRY, ModelError, ModelSpec, load_model, resolve_model
 from lgip_metric.models import openclip_backend
 from lgip_metric.testing import make_tiny_hf_clip, make_tiny_openclip, make_tiny_siglip
 from lgip_metric.texts import length_batches
@@ -84,6 +87,12 @@ def test_registry_has_the_papers_nine_models_with_exact_identifiers():
     for name in ("clip-vit-b16", "clip-vit-l14", "openclip-vit-l14-laion2b", "openclip-vit-h14-laion2b", "eva02-l14"):
         spec = REGISTRY[name]
         assert get_pretrained_cfg(spec.identifier, spec.pretrained), f"{spec} is not a known open_clip tag"
+
+
+def test_quoted_paper_values_are_keyed_by_the_registrys_paper_models():
+    assert [row["name"] for row in reference.table1()] == list(PAPER_MODELS)
+    assert [row["model"] for row in reference.table1()] == [REGISTRY[n].paper_row for n in PAPER_MODELS]
+    assert {row["name"] for row in reference.table2()} < set(PAPER_MODELS)
 
 
 @pytest.mark.parametrize(
@@ -164,12 +173,21 @@ def fake_openai_tag(monkeypatch, tmp_path):
     return ModelSpec("x", "open_clip", "lgip-tiny-clip", "fake-openai")
 
 
-def test_open_clip_quickgelu_warning_is_an_error(fake_openai_tag, monkeypatch):
-    with pytest.raises(ModelError, match="QuickGELU mismatch"):  # our own check
+def test_quickgelu_mismatch_is_refused_before_the_weights_are_fetched(fake_openai_tag, monkeypatch):
+    fetched = []
+    monkeypatch.setattr(open_clip.factory, "download_pretrained", lambda cfg, cache_dir=None: fetched.append(cfg))
+    with pytest.raises(ModelError, match="QuickGELU mismatch.*use 'lgip-tiny-clip-quickgelu'"):
         load_model(fake_openai_tag, device="cpu")
-    monkeypatch.setattr(openclip_backend, "_check_quick_gelu", lambda spec, cfg: None)
-    with pytest.raises(ModelError, match="QuickGELU mismatch between final model config"):  # open_clip's warning
-        load_model(fake_openai_tag, device="cpu")
+    with pytest.raises(ModelError, match="QuickGELU mismatch"):  # random weights of that tag: open_clip never checks
+        load_model(replace(fake_openai_tag, random_weights=True), device="cpu")
+    assert fetched == []
+
+
+def test_unknown_backend_is_refused_naming_the_valid_ones():
+    spec = ModelSpec("my-model", "onnx", "google/siglip-base-patch16-224")
+    with pytest.raises(ModelError, match="'my-model' names an unknown backend 'onnx': the backends are open_clip, "
+                                         "transformers"):
+        load_model(spec, device="cpu")
 
 
 # --- preprocessing comes from the factory -------------------------------------------------------

@@ -13,6 +13,7 @@ import shutil
 
 import datasets
 import gradio as gr
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -272,6 +273,34 @@ def test_model_pool_allows_only_listed_names_and_loads_once():
         pool.check(["hf-hub:evil/remote-code"])
     assert pool.get(TINY) is pool.get(TINY)
     assert "random weights" in pool.label(TINY) and pool.label("clip-vit-b16") == "clip-vit-b16"
+
+
+@pytest.mark.parametrize("caption", ["two dogs playing with a red ball", "hello world", "x"])
+def test_probe_caption_statistics_are_the_stats_modules_even_without_flips(caption):
+    """Flips, paraphrases only, no variant at all: the Probe's numbers are ``lgip_metric.stats``'s."""
+    import_space_app()
+    from lgip_space import probe as tab
+
+    result = tab.perturb(caption, seed=0)
+    kinds, types = [v.kind for v in tab.variants(result)], [v.type for v in tab.variants(result)]
+    scored = tab.Scored("m", 0.3, np.random.default_rng(0).uniform(0.2, 0.4, len(kinds)).round(2))
+    metrics = tab.caption_metrics(scored, result)
+    flips = np.array(kinds) == "flip"
+    assert (metrics["paraphrases"], metrics["flips"]) == (len(kinds) - flips.sum(), flips.sum())
+    assert metrics["caught"] == int((scored.variants[flips] < 0.3).sum())
+    if not result.flips:
+        assert metrics["gap"] is metrics["PR"] is None and metrics["per_type"] == {}
+    if not kinds:
+        assert metrics["E_inv"] is None
+        return
+    expected = stats.statistics(stats.summarize([0.3] * len(kinds), scored.variants, kinds, types, [0] * len(kinds),
+                                                [0] * len(kinds)), bootstrap=0, require_both_kinds=False)
+    assert [metrics["E_inv"], metrics["gap"], metrics["PR"]] == [expected["E_inv"], expected["E_sens"], expected["PR"]]
+    assert metrics["E_inv"] == pytest.approx(np.abs(0.3 - scored.variants[~flips]).mean(), abs=1e-12)
+    if result.flips:
+        assert metrics["gap"] == pytest.approx((0.3 - scored.variants[flips]).mean(), abs=1e-12)
+    assert {t: [b["gap"], b["PR"]] for t, b in metrics["per_type"].items()} == {
+        t: [b["E_sens"], b["PR"]] for t, b in expected["per_type"].items() if b["kind"] == "flip"}
 
 
 def test_requirements_pin_every_dependency_of_the_package():

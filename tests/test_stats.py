@@ -285,6 +285,36 @@ def test_a_shard_without_flips_can_be_summarized_but_not_reported_alone():
         stats.statistics(summary)
 
 
+def test_a_kind_without_rows_is_none_when_both_kinds_are_not_required():
+    data = random_rows(2)
+    for kind, missing in (("paraphrase", "flip"), ("flip", "paraphrase")):
+        keep = [i for i, k in enumerate(data["variant_kinds"]) if k == kind]
+        subset = {f: [data[f][i] for i in keep] for f in FIELDS}
+        result = stats.statistics(stats.summarize(**subset), bootstrap=50, require_both_kinds=False)
+        for metric in stats.METRICS[missing]:
+            assert result[metric] is None and metric not in result["counts"] and metric not in result["intervals"]
+        for metric in stats.METRICS[kind]:
+            value, pairs, rows, images = reference_block(subset, kind, None, metric, pair_level=False)
+            assert result[metric] == pytest.approx(value, abs=1e-12)
+            assert result["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
+
+
+def test_one_caption_alone_matches_the_loop_reference():
+    """The Space's Probe tab: the statistics of a single (image, caption) pair, a kind possibly absent."""
+    data = random_rows(5, n_images=6)
+    pairs = list(dict.fromkeys(zip(data["image_ids"], data["caption_ids"])))
+    one_kind_only = 0
+    for image, caption in pairs:
+        keep = [i for i, p in enumerate(zip(data["image_ids"], data["caption_ids"])) if p == (image, caption)]
+        one = {f: [data[f][i] for i in keep] for f in FIELDS}
+        result = stats.statistics(stats.summarize(**one), bootstrap=0, require_both_kinds=False)
+        for type_, kind, metric, block in blocks_of(result):
+            value, *_ = reference_block(one, kind, type_, metric, pair_level=False)
+            assert block[metric] is None if math.isnan(value) else block[metric] == pytest.approx(value, abs=1e-12)
+        one_kind_only += result["E_inv"] is None or result["PR"] is None
+    assert 0 < one_kind_only < len(pairs)
+
+
 # ------------------------------------------------------------------------------------------
 # Paired comparison and McNemar
 

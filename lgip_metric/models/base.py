@@ -1,11 +1,12 @@
 """The interface every backend implements, and the helpers they share."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -14,6 +15,7 @@ from PIL import Image
 from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported for the backends)
 
 Batch = dict[str, torch.Tensor]
+RANDOM_INIT_SEED = 0  # random-weight models of one architecture are identical in every run and backend
 
 
 class Encoder(ABC):
@@ -76,6 +78,16 @@ class Encoder(ABC):
         """L2-normalised float32 embeddings (on the CPU) of stacked ``image_transform`` outputs."""
         return self._encode(self._image_features, batch)
 
+    def embed_texts(self, texts: list[str]) -> torch.Tensor:
+        """L2-normalised float32 embeddings of ``texts`` in one batch: ``normalize_text`` ->
+        ``tokenize`` -> ``text_batch`` -> ``encode_texts``."""
+        return self.encode_texts(self.text_batch(self.tokenize([self.normalize_text(t) for t in texts])))
+
+    def embed_images(self, images: list[Image.Image]) -> torch.Tensor:
+        """L2-normalised float32 embeddings of ``images`` in one batch, with the model's own preprocessing."""
+        pixels = [self.image_transform(image) for image in images]
+        return self.encode_images({key: torch.stack([p[key] for p in pixels]) for key in pixels[0]})
+
     def _encode(self, forward: Callable[[Batch], torch.Tensor], batch: Batch) -> torch.Tensor:
         batch = {k: _to_device(v, self.device) for k, v in batch.items()}
         autocast = self.precision != "fp32"
@@ -102,6 +114,15 @@ class Encoder(ABC):
         key = {k: v for k, v in self.provenance().items() if k != "device"}
         key["device_type"] = self.device.type
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+@contextlib.contextmanager
+def seeded_init() -> Iterator[None]:
+    """Build a model's random initial weights from ``RANDOM_INIT_SEED``, leaving the caller's
+    CPU random state as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(RANDOM_INIT_SEED)
+        yield
 
 
 def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:

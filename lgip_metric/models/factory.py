@@ -1,12 +1,19 @@
 """``load_model``: a resolved spec (or a name) to a ready :class:`Encoder` on a device."""
 from __future__ import annotations
 
+import importlib
 import os
 
 import torch
 
 from lgip_metric.models.base import Encoder, ModelError
-from lgip_metric.models.registry import OPEN_CLIP, PRECISIONS, ModelSpec, resolve_model
+from lgip_metric.models.registry import OPEN_CLIP, PRECISIONS, TRANSFORMERS, ModelSpec, resolve_model
+
+# backend -> (module, Encoder class), imported on first use: open_clip and transformers load slowly
+ENCODERS = {
+    OPEN_CLIP: ("lgip_metric.models.openclip_backend", "OpenClipEncoder"),
+    TRANSFORMERS: ("lgip_metric.models.hf_backend", "TransformersEncoder"),
+}
 
 
 def select_device(device: str | torch.device | None = None) -> torch.device:
@@ -40,11 +47,9 @@ def load_model(
     if precision not in PRECISIONS:
         raise ModelError(f"unknown precision {precision!r}: choose {', '.join(PRECISIONS)}")
     spec = model if isinstance(model, ModelSpec) else resolve_model(model, pretrained)
+    if spec.backend not in ENCODERS:
+        raise ModelError(f"model {spec.name!r} names an unknown backend {spec.backend!r}: "
+                         f"the backends are {', '.join(ENCODERS)}")
     chosen = select_device(device)
-    if spec.backend == OPEN_CLIP:
-        from lgip_metric.models.openclip_backend import OpenClipEncoder
-
-        return OpenClipEncoder(spec, chosen, precision)
-    from lgip_metric.models.hf_backend import TransformersEncoder
-
-    return TransformersEncoder(spec, chosen, precision)
+    module, cls = ENCODERS[spec.backend]
+    return getattr(importlib.import_module(module), cls)(spec, chosen, precision)

@@ -14,7 +14,7 @@ import PIL.Image
 import torch
 from PIL import Image
 
-from lgip_metric.models.base import Batch, Encoder, ModelError
+from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
 from lgip_metric.models.registry import ModelSpec
 
 SIGLIP_TEXT_LENGTH = 64
@@ -23,7 +23,6 @@ IMAGE_SETTINGS = (
     "size", "crop_size", "do_center_crop", "resample", "do_rescale", "rescale_factor",
     "do_normalize", "image_mean", "image_std", "do_convert_rgb", "max_num_patches", "patch_size",
 )
-SEED = 0
 
 
 class _ProcessorTransform:
@@ -124,8 +123,7 @@ def _load_model(spec: ModelSpec):
         )
     cls = classes[config.model_type]
     if spec.random_weights:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(SEED)
+        with seeded_init():
             return config, cls(config)
     try:
         return config, cls.from_pretrained(spec.identifier, config=config, dtype=torch.float32)

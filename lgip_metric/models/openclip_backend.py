@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 import tempfile
-import warnings
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from PIL import Image
 
-from lgip_metric.models.base import Batch, Encoder, ModelError
+from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
 from lgip_metric.models.registry import ModelSpec
 
 EOT_POOLS = ("argmax", "eos")
-SEED = 0
 
 
 class _PixelTransform:
@@ -116,12 +114,8 @@ def _create(spec: ModelSpec) -> tuple[torch.nn.Module, dict, str]:
         # no weights, but the tag's preprocessing (mean/std differ per tag, e.g. ViT-L-14 laion2b)
         kwargs.update(load_weights=False, force_preprocess_cfg=_tag_preprocess(spec))
     try:
-        with warnings.catch_warnings(), torch.random.fork_rng(devices=[]):
-            warnings.filterwarnings("error", message="QuickGELU mismatch")
-            torch.manual_seed(SEED)
+        with seeded_init():
             model = open_clip.create_model(spec.identifier, **kwargs)
-    except UserWarning as err:
-        raise ModelError(f"{spec.model_id}: {err}; use the '-quickgelu' config for OpenAI weights") from err
     except (RuntimeError, ValueError, OSError) as err:
         raise ModelError(f"could not load open_clip model {spec.model_id}: {err}") from err
     source = f"pretrained tag {spec.pretrained!r}" if tag_cfg else "model config"
@@ -150,7 +144,11 @@ def _tag_preprocess(spec: ModelSpec) -> dict:
 
 
 def _check_quick_gelu(spec: ModelSpec, tag_cfg: dict) -> None:
-    """OpenAI weights were trained with QuickGELU; a plain-GELU config silently changes results."""
+    """OpenAI weights were trained with QuickGELU; a plain-GELU config silently changes results.
+
+    The project's only QuickGELU check. It compares what open_clip's own mismatch warning compares
+    (the config's and the tag's ``quick_gelu``), but before any weights are downloaded, and for
+    random-weight builds of a tag too, where open_clip does not check at all."""
     from open_clip.factory import get_model_config
 
     model_quick = bool((get_model_config(spec.identifier) or {}).get("quick_gelu", False))

@@ -12,6 +12,7 @@ from matplotlib.lines import Line2D
 from PIL import Image
 
 from lgip_dataset.perturb import Perturber, PerturbResult, Variant
+from lgip_metric import stats
 from lgip_metric.models import Encoder
 
 KIND_COLORS = {"paraphrase": "#3b82f6", "flip": "#f97316"}
@@ -46,11 +47,7 @@ def variant_names(result: PerturbResult) -> list[str]:
 
 def similarities(encoder: Encoder, image: Image.Image, texts: list[str]) -> np.ndarray:
     """cos(f_img(image), f_text(t)) for every text, with the model's own preprocessing."""
-    pixels = {k: v.unsqueeze(0) for k, v in encoder.image_transform(image).items()}
-    image_emb = encoder.encode_images(pixels)[0]
-    ids = encoder.tokenize([encoder.normalize_text(t) for t in texts])
-    text_emb = encoder.encode_texts(encoder.text_batch(ids))
-    return (text_emb.double() @ image_emb.double()).numpy()
+    return (encoder.embed_texts(texts).double() @ encoder.embed_images([image])[0].double()).numpy()
 
 
 def score(encoder: Encoder, model: str, image: Image.Image, caption: str, result: PerturbResult) -> Scored:
@@ -62,24 +59,29 @@ def score(encoder: Encoder, model: str, image: Image.Image, caption: str, result
 def caption_metrics(scored: Scored, result: PerturbResult) -> dict:
     """This caption's E_inv, gap (E_sens) and PR, globally and per flip type, with counts.
 
-    The inner means of SPEC section 1 for a single (image, caption) pair: mean |s - s'| over the
-    paraphrases, mean s - s† and the share of s > s† (a tie is not positive) over the flips.
+    ``lgip_metric.stats`` on the caption's rows as its only (image, caption) pair: mean |s - s'|
+    over the paraphrases, mean s - s† and the share of s > s† (a tie is not positive) over the
+    flips; None where the caption has no variant of that kind.
     """
-    kinds = np.array([v.kind for v in variants(result)])
-    types = np.array([v.type for v in variants(result)])
-    para = scored.variants[kinds == "paraphrase"]
-    out = {"E_inv": float(np.mean(np.abs(scored.original - para))) if para.size else None,
-           "paraphrases": int(para.size), "per_type": {}}
-    for name, mask in [("all", kinds == "flip"), *((t, types == t) for t in dict.fromkeys(types[kinds == "flip"]))]:
-        flips = scored.variants[mask]
-        block = {"gap": float(np.mean(scored.original - flips)) if flips.size else None,
-                 "PR": float(np.mean(scored.original > flips)) if flips.size else None,
-                 "flips": int(flips.size), "caught": int(np.sum(scored.original > flips))}
-        if name == "all":
-            out.update(block)
-        else:
-            out["per_type"][name] = block
+    rows = variants(result)
+    if not rows:  # a caption too short to paraphrase or flip (e.g. one word)
+        return {"E_inv": None, "paraphrases": 0, "gap": None, "PR": None, "flips": 0, "caught": 0, "per_type": {}}
+    one_pair = np.zeros(len(rows), dtype=np.int64)  # the same caption id and image id on every row
+    summary = stats.summarize(np.full(len(rows), scored.original), scored.variants, [v.kind for v in rows],
+                              [v.type for v in rows], one_pair, one_pair)
+    values = stats.statistics(summary, bootstrap=0, require_both_kinds=False)
+    flips = stats.headline_columns(summary.strata, stats.FLIP)
+    out = {"E_inv": values["E_inv"], "paraphrases": _rows(values, "E_inv"), "gap": values["E_sens"],
+           "PR": values["PR"], "flips": _rows(values, "PR"), "caught": int(summary.positive[0, flips].sum()),
+           "per_type": {}}
+    for type_, block in values["per_type"].items():
+        if block["kind"] == stats.FLIP:
+            out["per_type"][type_] = {"gap": block["E_sens"], "PR": block["PR"]}
     return out
+
+
+def _rows(block: dict, metric: str) -> int:
+    return block["counts"][metric]["variant_rows"] if metric in block["counts"] else 0
 
 
 def highlight(result: PerturbResult) -> list[tuple[str, str | None]]:
