@@ -30,7 +30,8 @@ from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
-from lgip_dataset.perturb.registry import FAMILIES
+from lgip_dataset.perturb.plausibility import build_counts
+from lgip_dataset.perturb.registry import FAMILIES, group_of
 from lgip_dataset.skips import SkipLog
 
 IMAGES_PER_SHARD = 1000
@@ -93,6 +94,8 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         selected = _write_image_shards(staging, selected, Path(config.images), skips, progress)
     if not selected:
         raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
+    if any(group_of(name) == "hard" for name in perturber.families):
+        perturber.plausibility = build_counts(((e.image_id, c.text) for e in selected for c in e.captions), progress)
     counts = _write_text_shards(staging, selected, perturber, config.seed, progress)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
@@ -213,7 +216,7 @@ def _write_text_shards(
     counts = Counter()
     for entry in tqdm(selected, desc="captions", unit="img", total=len(selected), disable=not progress):
         for caption in entry.captions:
-            result = perturber.perturb(caption.text, seed=seed)
+            result = perturber.perturb(caption.text, seed=seed, image_id=entry.image_id)
             paraphrases, flips = variant_rows(caption.caption_id, result)
             for name, value in (
                 ("caption_id", caption.caption_id),

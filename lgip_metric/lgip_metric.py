@@ -60,6 +60,7 @@ import datasets
 import evaluate
 
 from .stats import lgip_statistics
+from .variant_types import VARIANT_TYPES  # noqa: F401  (imported here so evaluate copies it beside stats.py)
 
 _DESCRIPTION = __doc__.split("\nExamples:")[0]
 _CITATION = """\

@@ -7,6 +7,7 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import families as _families  # noqa: F401  (registers the families)
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import load_lexicon
+from lgip_dataset.perturb.plausibility import FoldedCounts, attach
 from lgip_dataset.perturb.registry import CORE, FAMILIES, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom, caption_key, family_key
 from lgip_dataset.perturb.select import round_robin, text_key
@@ -27,17 +28,23 @@ class Perturber:
     byte-identical whatever else is chosen; every other family is selected on its own, with the
     cap of its kind (k_same or k_diff) for itself alone, after the core ones, in registry order,
     skipping texts already chosen. Extra families never take a slot from the core types.
+
+    ``plausibility`` (folded caption counts) gives the hard families their statistics: a caption of
+    image ``image_id`` is perturbed with the counts of the other folds only (cross-fitting); without
+    it they use the shipped COCO counts.
     """
 
     families: tuple[str, ...] = CORE
 
-    def __init__(self, k_same: int = 6, k_diff: int = 6, families: str | Iterable[str] | None = None):
+    def __init__(self, k_same: int = 6, k_diff: int = 6, families: str | Iterable[str] | None = None,
+                 plausibility: FoldedCounts | None = None):
         for name, k in (("k_same", k_same), ("k_diff", k_diff)):
             if not isinstance(k, int) or isinstance(k, bool) or k < 0:
                 raise DataError(f"{name} must be a whole number >= 0, got {k!r}")
         self.k_same, self.k_diff = k_same, k_diff
         self.families = resolve_families(families)
         self.lexicon = load_lexicon()
+        self.plausibility = plausibility
 
     @staticmethod
     def validate_caption(caption: object, what: str = "caption") -> str:
@@ -53,12 +60,15 @@ class Perturber:
                             f"{MAX_CAPTION_CHARS} characters")
         return text
 
-    def perturb(self, caption: str, seed: int = 0) -> PerturbResult:
-        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it)."""
+    def perturb(self, caption: str, seed: int = 0, image_id: int | None = None) -> PerturbResult:
+        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it);
+        ``image_id`` picks the cross-fitted statistics of the hard families."""
         self.validate_caption(caption)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise DataError(f"seed must be a whole number, got {seed!r}")
         ctx = CaptionContext(caption, self.lexicon)
+        if self.plausibility is not None:
+            attach(ctx, self.plausibility.for_image(image_id))
         base = caption_key(seed, caption)
         chosen = {}
         for kind, k in (("paraphrase", self.k_same), ("flip", self.k_diff)):

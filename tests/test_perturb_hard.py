@@ -1,0 +1,185 @@
+"""The hard flips: one of the paper family's own candidates, chosen by context fit and the text-only
+balance rule, with the figures recorded; statistics cross-fitted by image."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lgip_dataset.cli import main
+from lgip_dataset.perturb import Perturber
+from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.families import colors, counts, hard, objects
+from lgip_dataset.perturb.lexicon import load_lexicon
+from lgip_dataset.perturb.plausibility import (
+    Counts, FoldedCounts, Plausibility, attach, build_counts, count_captions, image_fold, shipped_counts,
+)
+from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, group_of, resolve_families
+from lgip_dataset.perturb.seeding import KeyedRandom
+from lgip_dataset.perturb.variant import Variant
+
+LEX = load_lexicon()
+BASE = {"hard_object": objects.generate, "hard_color": colors.generate, "hard_count": counts.generate}
+CAPTIONS = [
+    "A few cows grazing on a hillside.",
+    "A man riding a horse on a beach.",
+    "Two dogs playing in the snow.",
+    "A red bus parked on the street.",
+    "A giraffe standing next to a tree.",
+    "A brown horse standing in a green field.",
+    "Three people sitting on a bench near a lake.",
+    "A woman holding a white umbrella in the rain.",
+    "A cat laying on top of a laptop keyboard.",
+    "TWO ELEPHANTS WALKING IN A RIVER.",
+    "A plate of food with broccoli and a fork.",
+    "A man is serving the ball on a tennis court.",
+    "A blue and white train pulling into a station.",
+    "One skier is going down a snowy slope.",
+]
+FOLD_IDS = {f: next(i for i in range(1, 100) if image_fold(i) == f) for f in (0, 1)}
+
+
+def _hard_flips(caption: str, **kwargs) -> list[Variant]:
+    return Perturber(k_same=0, k_diff=6, families="hard", **kwargs).perturb(caption, seed=0).flips
+
+
+def test_the_hard_group_names_the_three_hard_families():
+    assert resolve_families("hard") == HARD
+    assert resolve_families("core,hard") == CORE + HARD
+    assert all(FAMILIES[name].kind == "flip" and group_of(name) == "hard" for name in HARD)
+    assert group_of("object") == "core" and group_of("negation") == "extended"
+
+
+def test_perturb_cli_prints_hard_flips_with_their_figures(capsys):
+    assert main(["perturb", "A red bus parked on the street.", "--json", "--families", "hard"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["flips"] and {f["type"] for f in data["flips"]} <= set(HARD)
+    assert all(f["family"] == f["type"] and set(f["plausibility"]) == {"lm_delta", "context_fit", "candidates", "context"}
+               for f in data["flips"])
+
+
+@pytest.mark.parametrize("caption", CAPTIONS)
+def test_every_hard_flip_is_one_of_its_paper_familys_candidates(caption):
+    """The contract: the same site, replacement list and agreement edits as the paper family (one
+    substitution that contradicts and stays grammatical); only the choice differs; one per site;
+    the recorded figures are the ones the choice was made with."""
+    flips = _hard_flips(caption)
+    assert flips == _hard_flips(caption)  # deterministic
+    scorer = shipped_counts().for_image(None)
+    for flip in flips:
+        ctx = CaptionContext(caption, LEX)
+        candidates = {v.text: v for site in BASE[flip.type](ctx, KeyedRandom(0)) for v in site}
+        assert flip.text in candidates
+        same = candidates[flip.text]
+        assert (flip.original, flip.replacement, flip.span) == (same.original, same.replacement, same.span)
+        assert flip.family == flip.type and flip.kind == "flip"
+        figures = flip.plausibility
+        assert figures["lm_delta"] == pytest.approx(scorer.lm_delta(caption, flip.text), abs=1e-5)
+        assert figures["context_fit"] >= hard.MIN_FIT and figures["candidates"] >= 1
+        assert figures["lm_delta"] >= -hard.MAX_DROP[flip.type]
+    spans = [(f.type, f.span) for f in flips]
+    assert len(spans) == len(set(spans))  # one flip per site
+
+
+def test_object_flips_contradict_the_caption():
+    for caption in CAPTIONS:
+        for flip in _hard_flips(caption):
+            if flip.type == "hard_object":
+                old = LEX.noun_forms[tuple(flip.original.lower().split())].group
+                new = LEX.noun_forms[tuple(flip.replacement.lower().split())].group
+                assert new not in LEX.object_related[old], (caption, flip.text)
+
+
+def test_replacements_fit_the_verb_and_the_noun():
+    """"grazing" takes animals; a horse gets a colour horses are seen in."""
+    grazing = [f for f in _hard_flips("A few cows grazing on a hillside.") if f.type == "hard_object"]
+    assert grazing and all(LEX.groups[LEX.noun_forms[(f.replacement.lower(),)].group].supercategory == "animal"
+                           for f in grazing)
+    colour = [f for f in _hard_flips("A brown horse standing in a field.") if f.type == "hard_color"]
+    assert colour and colour[0].replacement.lower() in ("black", "white", "gray", "grey")
+
+
+def _scorer(deltas: dict[str, float], fits: dict[str, float]):
+    """A stand-in for the statistics: given LM deltas and fits per replacement."""
+    class Fixed(Plausibility):
+        def __init__(self):
+            super().__init__(Counts())
+
+        def context_fit(self, target, context):
+            return fits[target.split(":", 1)[1]]
+
+        def lm_delta(self, caption, variant):
+            return deltas[variant.split()[1]]
+    return Fixed()
+
+
+@pytest.mark.parametrize("deltas, fits, expected", [
+    ({"cat": 2.0, "horse": 0.5, "bird": -1.0}, {"cat": 1.0, "horse": 1.0, "bird": 1.0}, {"cat"}),  # past the margin
+    ({"cat": 0.5, "horse": 0.2, "bird": -1.0}, {"cat": 1.0, "horse": 1.0, "bird": 1.0}, {"cat", "horse"}),  # >= 0
+    ({"cat": -3.0, "horse": -0.5, "bird": -1.0}, {"cat": 1.0, "horse": 1.0, "bird": 1.0}, {"horse"}),  # most likely
+    ({"cat": 3.0, "horse": -0.5, "bird": -1.0}, {"cat": 0.0, "horse": 1.0, "bird": 1.0}, {"horse"}),  # cat misfits
+    ({"cat": -9.0, "horse": -9.5, "bird": -9.9}, {"cat": 1.0, "horse": 1.0, "bird": 1.0}, set()),  # all too unlikely
+    ({"cat": 3.0, "horse": 3.0, "bird": 3.0}, {"cat": 0.0, "horse": 0.2, "bird": 0.0}, set()),  # nothing fits
+])
+def test_the_selection_rule(deltas, fits, expected):
+    ctx = CaptionContext("A dog running.", LEX)
+    attach(ctx, _scorer(deltas, fits))
+    candidates = [Variant(f"A {w} running.", "flip", "object", "object", "dog", w, (2, 5)) for w in deltas]
+    chosen = {hard._choose(ctx, "hard_object", candidates, hard._object_key, hard.MAX_DROP["hard_object"],
+                           KeyedRandom(seed)) for seed in range(40)}
+    assert {v.replacement if v else None for v in chosen} == (expected or {None})
+    for v in chosen - {None}:
+        assert v.type == "hard_object" and v.plausibility["lm_delta"] == deltas[v.replacement]
+
+
+# ------------------------------------------------------------------------------------------ cross-fitting
+
+
+def test_each_fold_sees_exactly_the_other_folds_captions():
+    corpus = [(i, f"A dog number {i} sitting on a red couch.") for i in range(1, 30)] + [
+        (i, f"Two cats near {i} blue cars.") for i in range(1, 30)]
+    folded = count_captions(corpus, LEX)
+    for fold, image_id in FOLD_IDS.items():
+        expected = Counts()
+        for other, caption in corpus:
+            if image_fold(other) != fold:
+                expected.add(caption, LEX)
+        seen = folded.for_image(image_id).counts
+        assert seen.bigrams == expected.bigrams and seen.pairs == expected.pairs
+        own = {f"{i}" for i, _ in corpus if image_fold(i) == fold}
+        assert not any(w in own for (v, w) in seen.bigrams)  # no word of an own-fold caption
+
+
+def test_a_captions_own_fold_never_picks_its_flips():
+    """The caption's image is in fold A. Captions of fold A attest "sheep" grazing, the other fold
+    only "horse": the flip can only be the horse, and the sheep's captions change nothing."""
+    mine, other = FOLD_IDS[0], FOLD_IDS[1]
+    caption = "A dog grazing in a field."
+
+    def flips(extra_own: int) -> list[Variant]:
+        corpus = [(other, "A horse grazing in a field.")] * 3 + [(mine, "A sheep grazing in a field.")] * extra_own
+        folded = FoldedCounts()
+        folded += count_captions(corpus, LEX)
+        perturber = Perturber(k_same=0, k_diff=6, families="hard_object", plausibility=folded)
+        return perturber.perturb(caption, seed=0, image_id=mine).flips
+
+    assert [f.replacement for f in flips(0)] == ["horse"]
+    assert flips(5) == flips(0) and flips(5)[0].plausibility == flips(0)[0].plausibility
+    # the same captions from the other fold do count: sheep becomes a second fitting candidate
+    folded = count_captions([(other, "A horse grazing in a field.")] * 3 + [(other, "A sheep grazing in a field.")] * 5, LEX)
+    leaked = Perturber(k_same=0, k_diff=6, families="hard_object", plausibility=folded).perturb(
+        caption, seed=0, image_id=mine).flips
+    assert leaked[0].plausibility["candidates"] == 2
+
+
+def test_build_counts_add_the_build_to_the_shipped_table():
+    shipped = shipped_counts()
+    built = build_counts([(FOLD_IDS[0], "A zebra grazing on a hillside.")])
+    assert built.folds[1].bigrams == shipped.folds[1].bigrams
+    assert built.folds[0].bigrams - shipped.folds[0].bigrams == _bigrams_of("A zebra grazing on a hillside.")
+
+
+def _bigrams_of(caption: str):
+    counts = Counts()
+    counts.add(caption, LEX)
+    return counts.bigrams
