@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families import colors, counts, objects
+from lgip_dataset.perturb import plausibility
 from lgip_dataset.perturb.plausibility import attached, context_words
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom
@@ -76,6 +77,11 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], key: Call
     figures = {"lm_delta": round(delta, 6), "context_fit": round(fit, 6), "candidates": len(fitting),
                "context": list(context)}
     return dataclasses.replace(variant, family=name, type=name, plausibility=figures)
+
+
+def hard_flip_provenance() -> dict:
+    """How the hard flips were chosen, for a build's record: the rule's constants and the statistics."""
+    return {"min_fit": MIN_FIT, "margin": MARGIN, "max_drop": MAX_DROP, **plausibility.provenance()}
 
 
 def _hard(name: str, base: Callable, key: Callable) -> None:
