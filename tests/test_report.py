@@ -233,6 +233,22 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     assert index.index("LGIP Table 1") < index.index("Hard flips beside Table 1")
     blind_md = paths["blind.md"].read_text(encoding="utf-8")
     assert "blind trigram PR" in blind_md
+    from lgip_metric.commands.evaluate import headline
+
+    assert "hard flips (hard_object, hard_color):" in headline(data["statistics"])
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "space"))
+    monkeypatch.delitem(sys.modules, "lgip_space", raising=False)
+    from lgip_space import leaderboard
+
+    loaded = results.load_comparable([path])
+    board = leaderboard.table(loaded).set_index("model")
+    label = loaded[0].label
+    assert board.loc[label, "hard PR"] == pytest.approx(round(hard["PR"], 4))
+    assert board.loc[label, "hard PR, blind: trigram KN LM"] == pytest.approx(
+        round(data["blind"]["trigram"]["blind"]["hard"]["PR"], 4))
+    assert "paper flips PR, blind: bigram KN LM" in board.columns
 
 
 def test_no_hard_block_without_hard_flips(two, tmp_path):
