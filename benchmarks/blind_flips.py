@@ -14,6 +14,8 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+
 from lgip_dataset import hub_io, schema
 from lgip_metric import blind, stats
 from lgip_metric.ngram import BigramKN
@@ -31,8 +33,10 @@ def blind_summary(folder: Path) -> dict:
     summary["hard_coverage"] = {"captions_with_hard_flip": int(with_hard), "captions": len(captions),
                                 "share": with_hard / len(captions)}
     for name, model in (("bigram", BigramKN), ("trigram", TrigramKN)):
-        original, variant = blind.lm_scores(flips, model)
-        rates = blind.positive_rates(flips, original, variant, bootstrap=0)
+        original, variant = np.zeros(len(pairs)), np.zeros(len(pairs))  # paraphrase rows: unused by PR
+        is_flip = (pairs["kind"] == schema.FLIP).to_numpy()
+        original[is_flip], variant[is_flip] = blind.lm_scores(flips, model)
+        rates = blind.positive_rates(pairs, original, variant, bootstrap=0)
         summary[name] = {"paper_flips": rates["headline"]["PR"], "hard": rates.get(stats.HARD, {}).get("PR"),
                          "per_type": {t: b["PR"] for t, b in rates["per_type"].items()}}
     return summary
