@@ -222,3 +222,15 @@ def test_text_alone_sits_near_chance_on_the_hard_flips_of_the_embedded_sample():
                  for name, mask in (("hard", hard_rows), ("object", (rows["type"] == "object").to_numpy()))}
         assert rates["hard"] <= 0.6 and rates["hard"] < rates["object"] - 0.05, (model, rates)
         assert np.isfinite(original).all()
+
+
+@pytest.mark.parametrize("caption", [*CAPTIONS[:4], "Close up of a bunch of bananas on a wooden counter.",
+                                     "A girl pins a bouttoniere on the lapel of her date."])
+def test_the_hard_flips_do_not_depend_on_the_other_families_chosen(caption):
+    """A probe set of its own: the same hard flips whether or not the paper's flips are built, even
+    where a hard flip equals one of the paper's flips (the last two captions)."""
+    alone = _hard_flips(caption)
+    flips = Perturber(k_same=6, k_diff=6, families="core,hard").perturb(caption, seed=0).flips
+    assert [f for f in flips if f.type in HARD] == alone
+    if caption.startswith(("Close up", "A girl pins")):
+        assert {f.text for f in alone} & {f.text for f in flips if f.type not in HARD}

@@ -8,7 +8,7 @@ from lgip_dataset.perturb import families as _families  # noqa: F401  (registers
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.plausibility import FoldedCounts, attach
-from lgip_dataset.perturb.registry import CORE, FAMILIES, resolve_families
+from lgip_dataset.perturb.registry import CORE, FAMILIES, group_of, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom, caption_key, family_key
 from lgip_dataset.perturb.select import round_robin, text_key
 from lgip_dataset.perturb.variant import PerturbResult
@@ -27,7 +27,9 @@ class Perturber:
     families share the caps k_same / k_diff exactly as in a core-only run, so their selection is
     byte-identical whatever else is chosen; every other family is selected on its own, with the
     cap of its kind (k_same or k_diff) for itself alone, after the core ones, in registry order,
-    skipping texts already chosen. Extra families never take a slot from the core types.
+    skipping texts already chosen. Extra families never take a slot from the core types. The hard
+    flips, a probe set reported in a block of its own, skip only texts of other hard flips: a hard
+    flip may equal a paper flip of the caption.
 
     ``plausibility`` (folded caption counts) gives the hard families their statistics: a caption of
     image ``image_id`` is perturbed with the counts of the other folds only (cross-fitting); without
@@ -75,10 +77,12 @@ class Perturber:
             core = [n for n in self.families if n in CORE and FAMILIES[n].kind == kind]
             chosen[kind] = self._select(ctx, base, core, k)
         seen = {text_key(v.text) for v in chosen["paraphrase"] + chosen["flip"]}
+        hard_seen: set[str] = set()  # the hard flips are a probe set of their own: deduplicated among themselves
         for name in self.families:
             if name not in CORE:
                 family = FAMILIES[name]
-                extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff, seen)
+                extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff,
+                                     hard_seen if group_of(name) == "hard" else seen)
                 chosen[family.kind] += extra
         return PerturbResult(caption, chosen["paraphrase"], chosen["flip"])
 
