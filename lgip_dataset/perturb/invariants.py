@@ -15,6 +15,7 @@ from lgip_dataset.perturb.select import text_key
 from lgip_dataset.perturb.text import WORD_RE
 from lgip_dataset.perturb.variant import PerturbResult, Variant
 
+COUNT_TYPES = ("count", "hard_count")  # flips whose agreement may change the counted noun and its verb
 ARTICLE_BEFORE = re.compile(r"(?i)\b(an?)(\s+)$")
 EXISTENTIAL_BEFORE = re.compile(r"(?i)\bthere\s+(is|are|was|were)(\s+)$")
 
@@ -81,12 +82,12 @@ def flip_problems(caption: str, v: Variant) -> list[str]:
         swapped = {"a": "an", "an": "a"}[m.group(1).lower()]
         heads += [before[:m.start(1)] + form + m.group(2) for form in (swapped, swapped.capitalize(), swapped.upper())]
     m = EXISTENTIAL_BEFORE.search(before)
-    if m and v.type == "count":  # "there are two dogs" -> "there is one dog"
+    if m and v.type in COUNT_TYPES:  # "there are two dogs" -> "there is one dog"
         swapped = {"is": "are", "are": "is", "was": "were", "were": "was"}[m.group(1).lower()]
         heads += [before[:m.start(1)] + form + m.group(2) for form in (swapped, swapped.capitalize(), swapped.upper())]
     for head in heads:
         if v.text.startswith(head + v.replacement) and \
-                _tail_ok(v.text[len(head) + len(v.replacement):], after, v.type == "count"):
+                _tail_ok(v.text[len(head) + len(v.replacement):], after, v.type in COUNT_TYPES):
             m = ARTICLE_BEFORE.search(head)
             if m and m.group(1).lower() != indefinite_article(v.replacement):
                 problems.append(f"article {m.group(1)!r} does not agree with {v.replacement!r}")
@@ -113,9 +114,10 @@ def result_problems(result: PerturbResult, k_same: int, k_diff: int) -> list[str
     problems = []
     if len(result.paraphrases) > k_same or len(result.flips) > k_diff:
         problems.append("more variants than k")
-    keys = [text_key(v.text) for v in result.paraphrases + result.flips]
-    if len(set(keys)) != len(keys):
-        problems.append("duplicate variants")
+    for probe_set in (False, True):  # the hard flips are a set of their own (they may repeat a paper flip)
+        keys = [text_key(v.text) for v in result.paraphrases + result.flips if v.type.startswith("hard_") == probe_set]
+        if len(set(keys)) != len(keys):
+            problems.append("duplicate variants")
     for v in result.paraphrases:
         problems += paraphrase_problems(result.caption, v)
     for v in result.flips:
