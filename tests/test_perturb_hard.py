@@ -234,3 +234,22 @@ def test_the_hard_flips_do_not_depend_on_the_other_families_chosen(caption):
     assert [f for f in flips if f.type in HARD] == alone
     if caption.startswith(("Close up", "A girl pins")):
         assert {f.text for f in alone} & {f.text for f in flips if f.type not in HARD}
+
+
+def test_the_shipped_counts_are_what_the_builder_derives(coco_dir):
+    """lexicons/plausibility_counts.json.gz is exactly builders/derive_plausibility_counts.py's output
+    for the current lexicon (rerun it when the lexicon's groups or the context rules change)."""
+    import gzip
+    import importlib.util
+    from importlib import resources
+    from pathlib import Path
+
+    builder_path = Path(__file__).resolve().parents[1] / "builders" / "derive_plausibility_counts.py"
+    spec = importlib.util.spec_from_file_location("derive_plausibility_counts", builder_path)
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    data, _ = builder.derive(coco_dir / "annotations" / "coco_karpathy_test.json",
+                             [coco_dir / "annotations" / "captions_val2017.json"])
+    shipped = json.loads(gzip.decompress(resources.files("lgip_dataset.lexicons").joinpath(
+        "plausibility_counts.json.gz").read_bytes()))
+    assert data == shipped
