@@ -30,7 +30,9 @@ from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
-from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES
+from lgip_dataset.perturb.families.hard import hard_flip_provenance
+from lgip_dataset.perturb.plausibility import build_counts, image_fold
+from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES, group_of
 from lgip_dataset.skips import SkipLog
 
 IMAGES_PER_SHARD = 1000
@@ -96,6 +98,8 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         selected = kept
     if not selected:
         raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
+    if any(group_of(name) == "hard" for name in perturber.families):
+        perturber.plausibility = build_counts(((e.image_id, c.text) for e in selected for c in e.captions), progress)
     counts = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
@@ -226,6 +230,14 @@ def variant_rows(caption_id: str, result: PerturbResult, imported=()) -> tuple[l
     return paraphrases, flips
 
 
+def plausibility_rows(caption_id: str, image_id: int, result: PerturbResult) -> list[dict]:
+    """Rows of the ``plausibility`` config: the recorded figures of each hard flip of one caption."""
+    return [{"variant_id": f"{caption_id}-f{i}", "caption_id": caption_id, "image_id": image_id, "type": v.type,
+             **{k: v.plausibility[k] for k in ("lm_delta", "context_fit", "candidates", "context")},
+             "fold": image_fold(image_id)}
+            for i, v in enumerate(result.flips) if v.plausibility is not None]
+
+
 def _write_text_shards(
     staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool,
     imported: dict[str, list[Variant]],
@@ -233,11 +245,15 @@ def _write_text_shards(
     """Perturb every caption, add its ``imported`` flips, and write the ``captions`` and flat ``pairs`` configs."""
     captions = {name: [] for name in schema.CAPTION_FEATURES}
     pairs = {name: [] for name in schema.PAIR_FEATURES}
+    figures = {name: [] for name in schema.PLAUSIBILITY_FEATURES}
     counts = Counter()
     for entry in tqdm(selected, desc="captions", unit="img", total=len(selected), disable=not progress):
         for caption in entry.captions:
-            result = perturber.perturb(caption.text, seed=seed)
+            result = perturber.perturb(caption.text, seed=seed, image_id=entry.image_id)
             paraphrases, flips = variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ()))
+            for row in plausibility_rows(caption.caption_id, entry.image_id, result):
+                for name, value in row.items():
+                    figures[name].append(value)
             for name, value in (
                 ("caption_id", caption.caption_id),
                 ("image_id", entry.image_id),
@@ -260,6 +276,8 @@ def _write_text_shards(
     counts["images"] = len(selected)
     _write_config_shards(staging / schema.CAPTIONS, captions, schema.CAPTION_FEATURES, CAPTIONS_PER_SHARD)
     _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
+    if figures["variant_id"]:
+        _write_config_shards(staging / schema.PLAUSIBILITY, figures, schema.PLAUSIBILITY_FEATURES, PAIRS_PER_SHARD)
     return _tidy_counts(counts)
 
 
@@ -338,7 +356,9 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "families": {n: {"kind": FAMILIES[n].kind, "version": FAMILIES[n].version} for n in families},
         "imported_types": {t: IMPORTED_TYPES.get(t, schema.FLIP) for t in counts["flips"] if t not in FAMILIES and t != "total"},
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
-        + ([schema.GROUPS] if counts.get("groups", {}).get("total") else []),
+        + ([schema.GROUPS] if counts.get("groups", {}).get("total") else [])
+        + ([schema.PLAUSIBILITY] if any(group_of(t) == "hard" for t in counts["flips"] if t != "total") else []),
+        **({"hard_flips": hard_flip_provenance()} if any(group_of(n) == "hard" for n in families) else {}),
         "counts": counts,
         "skips": skips.as_dict(),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},

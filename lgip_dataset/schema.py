@@ -9,6 +9,9 @@ A built LGIP folder (and the Hub dataset) has three configs, each with one split
               engine reads and what ``score`` files are keyed by (``variant_id``).
 ``groups``    (optional) EqBen/Winoground-style 2x2 groups: two images whose human captions differ
               by exactly one flipped word, e.g. image A "a red bus ..." and image B "a blue bus ...".
+``plausibility`` (optional) one row per hard flip (``hard_object``/``hard_color``/``hard_count``),
+              keyed by ``variant_id``: the figures its replacement was chosen by. A separate config,
+              so folders built before it load unchanged.
 
 ``kind`` says which statistic a variant feeds: ``paraphrase`` (E_inv) or ``flip`` (E_sens, PR).
 ``family`` names the generator that made it (``template``, ``marker``, ``object``, ``color``,
@@ -20,8 +23,9 @@ import datasets
 
 SPLIT = "test"
 IMAGES, CAPTIONS, PAIRS, GROUPS = "images", "captions", "pairs", "groups"
+PLAUSIBILITY = "plausibility"
 CONFIGS = (IMAGES, CAPTIONS, PAIRS)
-OPTIONAL_CONFIGS = (GROUPS,)  # written when the build mines 2x2 groups
+OPTIONAL_CONFIGS = (GROUPS, PLAUSIBILITY)  # written when the build mines 2x2 groups / makes hard flips
 DEFAULT_CONFIG = PAIRS
 
 PARAPHRASE, FLIP = "paraphrase", "flip"
@@ -90,7 +94,22 @@ GROUP_FEATURES = datasets.Features(
     }
 )
 
-FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES}
+PLAUSIBILITY_FEATURES = datasets.Features(
+    {
+        "variant_id": datasets.Value("string"),
+        "caption_id": datasets.Value("string"),
+        "image_id": datasets.Value("int64"),
+        "type": datasets.Value("string"),
+        "lm_delta": datasets.Value("float64"),  # log P(flip) - log P(caption), bigram KN of the other folds
+        "context_fit": datasets.Value("float64"),  # share of the context words attested with the replacement
+        "candidates": datasets.Value("int32"),  # the site's candidates that fit their context
+        "context": datasets.List(datasets.Value("string")),  # the context words (keys) the fit was measured on
+        "fold": datasets.Value("int32"),  # the caption's image fold; its statistics came from the other folds
+    }
+)
+
+FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES,
+            PLAUSIBILITY: PLAUSIBILITY_FEATURES}
 
 # Columns of a score file (``scores.parquet``) written by the scoring engine: one row per
 # ``pairs`` row, in the same order. ``t_sim`` = cos(f_text(caption), f_text(variant)), the model's

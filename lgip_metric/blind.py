@@ -1,10 +1,12 @@
 """Blind baselines (SugarCrepe's lesson): how far text alone goes on the flips.
 
-(a) A text-only plausibility scorer: the bigram Kneser-Ney model of :mod:`lgip_metric.ngram`,
+(a) Text-only plausibility scorers: the bigram Kneser-Ney model of :mod:`lgip_metric.ngram` (``lm``)
+    and, as a check the hard flips were not selected against, the trigram of
+    :mod:`lgip_metric.trigram` (``trigram``), each
     trained on the evaluated dataset's own human captions and **cross-fitted by image**: images
     fall in two folds by a stable hash of their id, the model trained on one fold's captions
     scores the rows of the other fold's images, so no caption is scored by a model that saw it.
-    Its blind positive rate per flip type has PR's nesting:
+    Their blind positive rate per flip type (and over the hard flips) has PR's nesting:
     mean over base pairs of the mean over flips of 1[LM(c) > LM(c†)] (a tie is not positive).
 (b) The model's own text-only similarity ``t_sim`` = cos(f_text(c), f_text(c†)) (a column of the
     score file): its mean per type and the share above ``COLLAPSE`` (text-encoder collapse,
@@ -23,6 +25,7 @@ import pandas as pd
 
 from lgip_metric import stats
 from lgip_metric.ngram import BigramKN
+from lgip_metric.trigram import TrigramKN
 
 FOLDS = 2
 COLLAPSE = 0.99
@@ -30,6 +33,10 @@ LM_DESCRIPTION = (
     "bigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_metric.ngram; trained on the "
     "evaluated dataset's own human captions, cross-fitted by image (2 folds by SHA-256 of image_id: the model of "
     "one fold scores the rows of the other fold's images)"
+)
+TRIGRAM_DESCRIPTION = (
+    "trigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_metric.trigram; a second "
+    "text-only scorer, not the one the hard flips were selected with; trained and cross-fitted as the bigram"
 )
 
 
@@ -44,21 +51,22 @@ def image_folds(image_ids) -> np.ndarray:
     return (_stable_hash(image_ids) % FOLDS).astype(np.int64)
 
 
-def lm_scores(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def lm_scores(rows: pd.DataFrame, model=BigramKN) -> tuple[np.ndarray, np.ndarray]:
     """Cross-fitted LM log-probabilities of every row's caption and variant.
 
-    ``rows`` needs ``image_id``, ``caption_id``, ``caption`` and ``variant``.
+    ``rows`` needs ``image_id``, ``caption_id``, ``caption`` and ``variant``; ``model`` is the LM
+    class (anything with ``fit(sentences)`` and ``logprob(sentence)``).
     """
     fold = image_folds(rows["image_id"].to_numpy())
     original = np.empty(len(rows))
     variant = np.empty(len(rows))
     for f in range(FOLDS):
         train = rows.loc[fold == f].drop_duplicates("caption_id")["caption"]
-        model = BigramKN().fit(train.tolist())
+        lm = model().fit(train.tolist())
         scored = fold != f
         for out, column in ((original, "caption"), (variant, "variant")):
             codes, texts = pd.factorize(rows.loc[scored, column])
-            out[scored] = np.array([model.logprob(t) for t in texts])[codes]
+            out[scored] = np.array([lm.logprob(t) for t in texts])[codes]
     return original, variant
 
 
@@ -72,6 +80,7 @@ def positive_rates(rows: pd.DataFrame, original, variant, **options) -> dict:
                                    rows["caption_id"].to_numpy(), rows["image_id"].to_numpy(),
                                    extra_types=sorted(set(rows["type"])), **options)
     return {"headline": _pr_block(result), "headline_types": result["headline_types"][stats.FLIP],
+            **({stats.HARD: _pr_block(result[stats.HARD])} if stats.HARD in result else {}),
             "per_type": {t: _pr_block(b) for t, b in result["per_type"].items() if b["kind"] == stats.FLIP}}
 
 
@@ -129,8 +138,11 @@ def blind_report(rows: pd.DataFrame, *, balance_seed: int = 0, **options) -> dic
             "blind": positive_rates(kept, lm_original[keep], lm_variant[keep], **options),
             "model": positive_rates(kept, kept["s_original"].to_numpy(), kept["s_variant"].to_numpy(), **options),
         }
+    trigram_original, trigram_variant = lm_scores(rows, TrigramKN)
     report = {
         "lm": {"scorer": LM_DESCRIPTION, "blind": positive_rates(rows, lm_original, lm_variant, **options)},
+        "trigram": {"scorer": TRIGRAM_DESCRIPTION,
+                    "blind": positive_rates(rows, trigram_original, trigram_variant, **options)},
         "balanced": {
             "rule": "per flip type, one flip per base pair, then the LM-prefers-original and LM-prefers-flip "
                     f"flips subsampled to equal size (smallest seeded hash of row_id, seed {balance_seed}); LM ties "

@@ -62,20 +62,21 @@ import evaluate
 
 from .about import CITATION, CODEBASE_URLS, HOMEPAGE, LICENSE
 from .stats import lgip_statistics
+from .variant_types import VARIANT_TYPES
 
 _DESCRIPTION = __doc__.split("\nExamples:")[0]
 
-_KWARGS_DESCRIPTION = """\
+def _type_names(kind: str) -> str:
+    return ", ".join(f'"{name}"' for name, entry in VARIANT_TYPES.items() if entry["kind"] == kind)
+
+
+_KWARGS_DESCRIPTION = f"""\
 Args (one entry per (image, caption, variant) row; rows may come in any order):
     original_scores (`list` of `float`): s(I, c), the similarity of the image and its caption.
     variant_scores (`list` of `float`): s(I, v), the similarity of the image and the variant.
     variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
-    variant_types (`list` of `str`): "template", "marker", "syntactic" (paraphrases), "object",
-        "color", "count", "negation", "binding", "relation", "spatial", "temporal",
-        "scramble_content", "scramble_function", "scramble_all" (flips), the SugarCrepe flips
-        "sugarcrepe_replace_obj", "sugarcrepe_replace_att", "sugarcrepe_replace_rel",
-        "sugarcrepe_swap_obj", "sugarcrepe_swap_att", "sugarcrepe_add_obj", "sugarcrepe_add_att", or a
-        type named in `extra_types`.
+    variant_types (`list` of `str`): {_type_names("paraphrase")} (paraphrases),
+        {_type_names("flip")} (flips), or a type named in `extra_types`.
     caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`).
     image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
         (image, caption) and the bootstrap resamples images.
@@ -89,8 +90,9 @@ Returns:
     `dict`: "E_inv", "E_sens", "PR" (floats; over the paper's core types template/marker and
     object/color/count, named in "headline_types"), "averaging" ("base_pair" or "pair_level"),
     "counts" (per metric: base_pairs, variant_rows, images), "intervals" (per metric: [low, high],
-    when bootstrap > 0), "per_type" (the same per variant type, with its "kind"; the scramble types
-    also carry "nway_accuracy") and "bootstrap".
+    when bootstrap > 0), "hard" (E_sens, PR, counts, intervals over the hard flips hard_object/
+    hard_color/hard_count, when present), "per_type" (the same per variant type, with its "kind";
+    the scramble types also carry "nway_accuracy") and "bootstrap".
 """
 
 

@@ -29,7 +29,8 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _bigrams(text: str) -> list[tuple[str, str]]:
+def sentence_bigrams(text: str) -> list[tuple[str, str]]:
+    """The bigrams ``logprob`` scores: ``<s>`` w1 ... wn ``</s>``."""
     tokens = [BOS, *words(text), EOS]
     return list(zip(tokens[:-1], tokens[1:]))
 
@@ -49,7 +50,11 @@ class BigramKN:
 
     def fit(self, sentences: Iterable[str]) -> "BigramKN":
         """Count the bigrams of ``sentences`` (each with ``<s>`` and ``</s>``)."""
-        self.bigrams = Counter(b for sentence in sentences for b in _bigrams(sentence))
+        return self.fit_counts(Counter(b for sentence in sentences for b in sentence_bigrams(sentence)))
+
+    def fit_counts(self, bigrams: Counter) -> "BigramKN":
+        """Use these bigram counts (of :func:`sentence_bigrams`, e.g. summed over caption sets)."""
+        self.bigrams = Counter(bigrams)
         self.history, self.followers, self.continuation = Counter(), Counter(), Counter()
         for (v, w), n in self.bigrams.items():
             self.history[v] += n
@@ -77,7 +82,7 @@ class BigramKN:
 
     def logprob(self, sentence: str) -> float:
         """Natural-log probability of the whole sentence, ``<s>`` ... ``</s>``."""
-        return sum(math.log(self.prob(w, v)) for v, w in _bigrams(sentence))
+        return sum(math.log(self.prob(w, v)) for v, w in sentence_bigrams(sentence))
 
 
 def by_word_frequency(sentences: Iterable[str]) -> Counter:

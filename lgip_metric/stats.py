@@ -18,7 +18,9 @@ Headline vs per type: the global E_inv/E_sens/PR (the paper's Table 1) average o
 core types only (``CORE_TYPES``: template/marker paraphrases, object/color/count flips), so they
 stay comparable with the paper whatever other families a dataset holds; every type, core or not,
 is reported in ``per_type``. A kind with no core type present falls back to all its types; the
-result's ``headline_types`` names the types each headline kind averages over.
+result's ``headline_types`` names the types each headline kind averages over. The hard flips
+(``HARD_TYPES``, plausible in context) have a headline block of their own, ``result["hard"]``
+(E_sens, PR over the hard types present; ``headline_types["hard"]`` names them), beside Table 1.
 
 n-way scoring (SNARE) for the word-order scrambles (``NWAY_TYPES``): per base pair,
 ``1[s(I,c) > max over its scrambles of that type s(I,c~)]`` (a tie fails), averaged over the base
@@ -34,35 +36,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .variant_types import VARIANT_TYPES
+
 PARAPHRASE, FLIP = "paraphrase", "flip"
 KINDS = (PARAPHRASE, FLIP)
-# The variant types LGIP's perturbation engine emits, with the kind (statistic) each feeds.
-DECLARED_TYPES = {
-    "template": PARAPHRASE,
-    "marker": PARAPHRASE,
-    "syntactic": PARAPHRASE,
-    "object": FLIP,
-    "color": FLIP,
-    "count": FLIP,
-    "negation": FLIP,
-    "binding": FLIP,
-    "relation": FLIP,
-    "spatial": FLIP,
-    "temporal": FLIP,
-    "scramble_content": FLIP,
-    "scramble_function": FLIP,
-    "scramble_all": FLIP,
-    # imported by ``lgip build --from sugarcrepe`` (the registry's IMPORTED_TYPES)
-    "sugarcrepe_replace_obj": FLIP,
-    "sugarcrepe_replace_att": FLIP,
-    "sugarcrepe_replace_rel": FLIP,
-    "sugarcrepe_swap_obj": FLIP,
-    "sugarcrepe_swap_att": FLIP,
-    "sugarcrepe_add_obj": FLIP,
-    "sugarcrepe_add_att": FLIP,
-}
-CORE_TYPES = ("template", "marker", "object", "color", "count")  # the paper's Table 1 families
-NWAY_TYPES = ("scramble_content", "scramble_function", "scramble_all")  # scored n-way as well
+# The variant types LGIP's perturbation engine emits, with the kind (statistic) each feeds, from the
+# table generated from the family registry (variant_types.py; see builders/derive_variant_types.py).
+DECLARED_TYPES = {name: entry["kind"] for name, entry in VARIANT_TYPES.items()}
+CORE_TYPES = tuple(name for name, entry in VARIANT_TYPES.items() if entry["group"] == "core")  # Table 1
+HARD_TYPES = tuple(name for name, entry in VARIANT_TYPES.items() if entry["group"] == "hard")  # its own block
+NWAY_TYPES = tuple(name for name, entry in VARIANT_TYPES.items() if entry["scoring"] == "nway")  # also n-way
+HARD = "hard"  # the result's key of the hard flips' headline block
 METRICS = {PARAPHRASE: ("E_inv",), FLIP: ("E_sens", "PR")}
 NWAY = "nway_accuracy"
 AVERAGING = {
@@ -340,13 +324,21 @@ def headline_columns(strata: tuple[tuple[str, str], ...], kind: str) -> list[int
     return core or columns
 
 
-def _blocks(summary: Summary) -> list[tuple[str | None, str, list[int]]]:
-    """(type or None for the global block, kind, stratum columns) for every reported block."""
+def hard_columns(strata: tuple[tuple[str, str], ...]) -> list[int]:
+    """Stratum columns of the hard flips' headline block (``HARD_TYPES`` present)."""
+    return [i for i, (type_, kind) in enumerate(strata) if kind == FLIP and type_ in HARD_TYPES]
+
+
+def _blocks(summary: Summary) -> list[tuple[str | tuple | None, str, list[int]]]:
+    """(None for the global block, a type, or ``(HARD,)`` for the hard block; kind, stratum
+    columns) for every reported block."""
     blocks = []
     for kind in KINDS:
         columns = headline_columns(summary.strata, kind)
         if columns:
             blocks.append((None, kind, columns))
+    if hard := hard_columns(summary.strata):
+        blocks.append(((HARD,), FLIP, hard))
     blocks += [(type_, kind, [i]) for i, (type_, kind) in enumerate(summary.strata)]
     return blocks
 
@@ -451,16 +443,21 @@ def _block(kinds, extra: tuple[str, ...]) -> dict:
 
 def _result(columns: list, extra: tuple[str, ...], pair_level: bool) -> dict:
     """The empty result for ``columns``: label, global block, then one block per type."""
-    result = {"averaging": "pair_level" if pair_level else "base_pair", **_block(KINDS, extra), "per_type": {}}
+    result = {"averaging": "pair_level" if pair_level else "base_pair", **_block(KINDS, extra)}
+    if any(type_ == (HARD,) for type_, _, _ in columns):
+        result[HARD] = _block([FLIP], extra)
+    result["per_type"] = {}
     for type_, kind, _ in columns:
-        if type_ is not None:
+        if isinstance(type_, str):
             result["per_type"].setdefault(type_, {"kind": kind, **_block([kind], extra)})
     return result
 
 
 def _place(result: dict, type_: str | None) -> dict:
-    """The block of the global result (type None) or of one type."""
-    return result if type_ is None else result["per_type"][type_]
+    """The block of the global result (type None), of the hard flips (``(HARD,)``) or of one type."""
+    if type_ is None:
+        return result
+    return result[HARD] if type_ == (HARD,) else result["per_type"][type_]
 
 
 def statistics(
@@ -501,6 +498,8 @@ def statistics(
             block["intervals"][metric] = [float(intervals[j, 0]), float(intervals[j, 1])]
     result["headline_types"] = {kind: [summary.strata[i][0] for i in headline_columns(summary.strata, kind)]
                                 for kind in KINDS}
+    if hard := hard_columns(summary.strata):
+        result["headline_types"][HARD] = [summary.strata[i][0] for i in hard]
     result["bootstrap"] = _bootstrap_info(bootstrap, seed, confidence)
     return result
 

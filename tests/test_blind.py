@@ -9,6 +9,7 @@ import pytest
 
 from lgip_metric import blind
 from lgip_metric.ngram import BigramKN, words
+from lgip_metric.trigram import TrigramKN
 
 
 def test_kneser_ney_bigram_matches_a_hand_computation():
@@ -119,3 +120,37 @@ def test_blind_report_blocks():
     assert similarity["mean"] == pytest.approx(flips["t_sim"].mean())
     assert similarity["share_collapsed"] == pytest.approx((flips["t_sim"] > blind.COLLAPSE).mean())
     assert "text_similarity" not in blind.blind_report(rows.drop(columns="t_sim"), bootstrap=0)  # old score files
+
+
+def test_kneser_ney_trigram_matches_a_hand_computation():
+    """Corpus "a b", "a c": P(b | <s> a) = 0.25/2 + 0.75 * 2/2 * P2(b | a), P2(b | a) = 0.25/2 +
+    0.75 * 2/2 * P1(b), P1(b) = 0.25/5 + 0.75 * 4/5 / 5 (5 distinct bigrams, 4 continued words)."""
+    lm = TrigramKN().fit(["a b", "a c"])
+    p1 = 0.25 / 5 + 0.75 * 4 / 5 / 5
+    p2 = 0.25 / 2 + 0.75 * p1
+    assert lm.prob("b", "<s>", "a") == pytest.approx(0.25 / 2 + 0.75 * p2)
+    assert lm.prob("b", "x", "a") == pytest.approx(p2)  # unseen history: the next order alone
+    assert lm.logprob("A b.") == pytest.approx(sum(math.log(lm.prob(w, u, v)) for u, v, w in
+                                                   [("<s>", "<s>", "a"), ("<s>", "a", "b"), ("a", "b", "</s>")]))
+    seen = ["a", "b", "c", "</s>"]  # with the unknown word's share, a distribution over the vocabulary
+    unknown = lm.prob("zzz", "<s>", "a")
+    assert sum(lm.prob(w, "<s>", "a") for w in seen) + unknown == pytest.approx(1.0)
+
+
+def test_the_trigram_is_cross_fitted_and_reported_beside_the_bigram_with_the_hard_block():
+    rows = rows_frame(3, n_images=40)
+    hard = rows[rows["type"] == "object"].assign(type="hard_object", row_id=lambda f: f["row_id"] + "h")
+    rows = pd.concat([rows, hard], ignore_index=True)
+    original, variant = blind.lm_scores(rows, TrigramKN)
+    folds = blind.image_folds(rows["image_id"].to_numpy())
+    for f in (0, 1):
+        model = TrigramKN().fit(rows.loc[folds != f].drop_duplicates("caption_id")["caption"])
+        scored = rows.loc[folds == f]
+        assert np.allclose(original[folds == f], [model.logprob(t) for t in scored["caption"]])
+    report = blind.blind_report(rows, bootstrap=0)
+    assert "trigram" in report["trigram"]["scorer"] and "hard_object" in report["trigram"]["blind"]["per_type"]
+    for scorer in ("lm", "trigram"):
+        block = report[scorer]["blind"]
+        assert block["headline_types"] == ["object", "color"]  # Table 1 stays on the paper's flips
+        assert block["hard"]["PR"] == block["per_type"]["hard_object"]["PR"]  # the only hard type here
+    assert "hard" not in blind.blind_report(rows[rows["type"] != "hard_object"], bootstrap=0)["lm"]["blind"]

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from lgip_dataset import materialize, schema
+from lgip_dataset import hub_io, materialize, schema
 from lgip_dataset.cli import main
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import BUILD_INFO, load_config
@@ -116,6 +116,15 @@ def test_build_with_extra_families_and_groups(tmp_path):
     header = yaml.safe_load(card.split("---")[1])
     assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
     assert "| negation | flip | 1.1.0 | negation |" in card
+    # hard flips: their figures, keyed by variant_id, in the optional plausibility config
+    figures = hub_io.load_config(out, schema.PLAUSIBILITY)
+    hard = {r["variant_id"]: r for r in pairs if r["type"].startswith("hard_")}
+    assert hard and sorted(figures["variant_id"]) == sorted(hard)
+    assert all(f["type"] == hard[f["variant_id"]]["type"] and f["image_id"] == hard[f["variant_id"]]["image_id"]
+               and f["candidates"] >= 1 for f in figures)
+    assert schema.PLAUSIBILITY in info["configs"] and "plausibility" in {c["config_name"] for c in header["configs"]}
+    assert info["hard_flips"]["folds"] == 2 and "`plausibility`" in card
+    assert schema.PLAUSIBILITY not in json.loads((core.out / BUILD_INFO).read_text())["configs"]
     assert main(["build", "--captions", str(captions), "--no-images", "--out", str(tmp_path / "x"),
                  "--families", "core,nope", "--quiet"]) == 2
 

@@ -93,4 +93,4 @@ def test_families_list_and_default(capsys):
 def test_unknown_family_lists_the_valid_ones(capsys):
     assert main(["perturb", CAPTION, "--families", "core,negashun"]) == 2
     err = capsys.readouterr().err
-    assert "--families: unknown family 'negashun'" in err and "valid: core, all" in err and "scramble_all" in err
+    assert "--families: unknown family 'negashun'" in err and "valid: core, hard, all" in err and "scramble_all" in err

@@ -124,7 +124,7 @@ def test_resolve_families():
     assert resolve_families(None) == CORE == resolve_families("core")
     assert resolve_families("all") == tuple(FAMILIES)
     assert resolve_families("negation, core") == (*CORE, "negation")
-    with pytest.raises(DataError, match="--families: unknown family 'nope'; valid: core, all, template"):
+    with pytest.raises(DataError, match="--families: unknown family 'nope'; valid: core, hard, all, template"):
         resolve_families("core,nope", what="--families")
     with pytest.raises(DataError, match="no family given"):
         resolve_families(" ")

@@ -69,7 +69,7 @@ def test_dry_run_lists_exactly_what_the_upload_sends(capsys):
     assert set(dataset) == {"README.md", "lgip_build.json", *(
         f"{c}/{p.name}" for c in schema.CONFIGS for p in (SAMPLE_DIR / c).glob("*.parquet"))}
     metric = listed(out, "metric")
-    assert set(metric) == {"README.md", "app.py", "requirements.txt", "lgip.py", "stats.py", "about.py"}  # named after the repo
+    assert set(metric) == {"README.md", "app.py", "requirements.txt", "lgip.py", "stats.py", "about.py", "variant_types.py"}  # named after the repo
     space = listed(out, "space")
     assert {"app.py", "README.md", "requirements.txt", "lgip_space/probe.py", "lgip_dataset/perturb/perturber.py",
             "lgip_metric/engine.py", "lgip_dataset/sample/images/test-00000-of-00001.parquet"} <= set(space)

@@ -220,3 +220,56 @@ def test_frontier_skips_random_weights_and_keeps_labels_apart(two, tmp_path):
     random_only = [r for r in loaded if r.random_weights]
     (_, svg), _ = plots.frontier_layout(random_only, tmp_path / "random", paper=False)
     assert "Pareto front (measured" not in svg.read_text(encoding="utf-8")  # no front through random weights
+
+
+def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, monkeypatch):
+    """With hard flips in the scores, hard.md/hard.csv show the paper's block and the hard block,
+    each followed by the blind bigram and trigram rows, and report.md includes it after Table 1."""
+    import pandas as pd
+
+    from lgip_metric import blind
+
+    monkeypatch.setitem(TYPES, "hard_object", "flip")
+    monkeypatch.setitem(TYPES, "hard_color", "flip")
+    path = make_results(tmp_path / "a", "model-a", flip_shift=0.04)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    frame = pd.read_parquet(path.parent / data["scores"])
+    data["blind"] = blind.blind_report(frame, bootstrap=0)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    paths = report_from_files([path], tmp_path / "report")
+    records = read_csv(paths["hard.csv"])
+    assert [(r["scorer"], r["block"]) for r in records] == [
+        (s, b) for b in ("paper flips (Table 1)", "hard flips")
+        for s in ("model", "blind: bigram KN LM", "blind: trigram KN LM")]
+    hard = data["statistics"]["hard"]
+    model_hard = next(r for r in records if r["scorer"] == "model" and r["block"] == "hard flips")
+    assert float(model_hard["PR"]) == pytest.approx(hard["PR"]) and model_hard["types"] == "hard_object,hard_color"
+    trigram_hard = next(r for r in records if r["scorer"] == "blind: trigram KN LM" and r["block"] == "hard flips")
+    assert float(trigram_hard["PR"]) == pytest.approx(data["blind"]["trigram"]["blind"]["hard"]["PR"])
+    text = paths["hard.md"].read_text(encoding="utf-8")
+    assert "## Hard flips beside Table 1" in text and "hard_object PR" in text
+    index = paths["report.md"].read_text(encoding="utf-8")
+    assert index.index("LGIP Table 1") < index.index("Hard flips beside Table 1")
+    blind_md = paths["blind.md"].read_text(encoding="utf-8")
+    assert "blind trigram PR" in blind_md
+    from lgip_metric.commands.evaluate import headline
+
+    assert "hard flips (hard_object, hard_color):" in headline(data["statistics"])
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "space"))
+    monkeypatch.delitem(sys.modules, "lgip_space", raising=False)
+    from lgip_space import leaderboard
+
+    loaded = results.load_comparable([path])
+    board = leaderboard.table(loaded).set_index("model")
+    label = loaded[0].label
+    assert board.loc[label, "hard PR"] == pytest.approx(round(hard["PR"], 4))
+    assert board.loc[label, "hard PR, blind: trigram KN LM"] == pytest.approx(
+        round(data["blind"]["trigram"]["blind"]["hard"]["PR"], 4))
+    assert "paper flips PR, blind: bigram KN LM" in board.columns
+
+
+def test_no_hard_block_without_hard_flips(two, tmp_path):
+    paths = report_from_files(two, tmp_path / "report")
+    assert "hard.md" not in paths

@@ -17,7 +17,10 @@ def test_sample_is_small_and_complete():
     size = sum(p.stat().st_size for p in SAMPLE_DIR.rglob("*") if p.is_file())
     assert size <= 10 * 1024 * 1024
     info = json.loads((SAMPLE_DIR / BUILD_INFO).read_text())
-    assert info["configs"] == list(schema.CONFIGS)
+    assert info["configs"][:len(schema.CONFIGS)] == list(schema.CONFIGS)
+    assert set(info["configs"][len(schema.CONFIGS):]) <= set(schema.OPTIONAL_CONFIGS)
+    hard = [name for name in info["families"] if name.startswith("hard_")]
+    assert (schema.PLAUSIBILITY in info["configs"]) == bool(hard)  # a build with hard flips records their figures
     assert info["lexicon_version"] == LEXICON_VERSION, "rebuild the sample: python builders/build_sample.py --coco ../shared/coco"
     assert info["counts"]["images"] >= 40 and info["counts"]["captions"] >= 200
     assert set(info["counts"]["flips"]) >= {"total", *schema.CORE_FLIP_TYPES}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +10,8 @@ import scipy.stats
 
 from lgip_metric import stats
 from lgip_metric.stats import LGIPInputError
+
+REPO = Path(__file__).resolve().parents[1]
 
 PARAPHRASE_TYPES = ("template", "marker")
 FLIP_TYPES = ("object", "color", "count")
@@ -416,10 +419,48 @@ def test_bad_options(good, option, value):
 
 
 def test_declared_types_mirror_the_family_registry():
-    """stats stays NumPy-only (it ships in the Hub metric module), so it lists the families itself:
-    that list must be exactly the perturbation registry's, with each family's kind."""
-    from lgip_dataset.perturb.registry import CORE, FAMILIES, IMPORTED_TYPES
+    """stats stays NumPy-only (it ships in the Hub metric module), so it reads the generated table
+    variant_types.py: that file must be exactly what the builder writes from the registry, and the
+    type lists stats derives from it must be the registry's, with each family's kind and group."""
+    import importlib.util
 
+    from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, IMPORTED_TYPES, NWAY_SCORED, group_of
+
+    spec = importlib.util.spec_from_file_location("derive_variant_types", REPO / "builders" / "derive_variant_types.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    assert (REPO / "lgip_metric" / "variant_types.py").read_text(encoding="utf-8") == builder.render()
     assert stats.DECLARED_TYPES == {**{name: family.kind for name, family in FAMILIES.items()}, **IMPORTED_TYPES}
     assert stats.CORE_TYPES == CORE
+    assert stats.HARD_TYPES == HARD == tuple(n for n in FAMILIES if group_of(n) == "hard")
+    assert stats.NWAY_TYPES == NWAY_SCORED
     assert set(stats.NWAY_TYPES) == {name for name in FAMILIES if name.startswith("scramble_")}
+
+
+def test_the_hard_flips_have_their_own_headline_block_beside_table_1():
+    """Table 1 (the global E_sens/PR) stays on the paper's flips; the hard flips get result["hard"],
+    computed over the hard types alone; a dataset without them has no such block."""
+    rows = dict(
+        original_scores=[0.3, 0.3, 0.3, 0.3, 0.2, 0.2, 0.2],
+        variant_scores=[0.29, 0.1, 0.4, 0.25, 0.1, 0.3, 0.2],
+        variant_kinds=["paraphrase", "flip", "flip", "flip", "paraphrase", "flip", "flip"],
+        variant_types=["template", "object", "hard_object", "hard_color", "marker", "color", "hard_count"],
+        caption_ids=["a", "a", "a", "a", "b", "b", "b"],
+        image_ids=[1, 1, 1, 1, 2, 2, 2],
+    )
+    result = stats.lgip_statistics(**rows, bootstrap=20)
+    assert result["headline_types"]["flip"] == ["object", "color"]
+    assert result["headline_types"]["hard"] == ["hard_object", "hard_color", "hard_count"]
+    assert result["PR"] == pytest.approx((1.0 + 0.0) / 2)  # caption a: object 0.3 > 0.1; b: color 0.2 < 0.3
+    # hard: caption a has 0.3<0.4 (no) and 0.3>0.25 (yes) -> 0.5; caption b: 0.2 = 0.2 tie -> 0
+    assert result["hard"]["PR"] == pytest.approx((0.5 + 0.0) / 2)
+    assert result["hard"]["E_sens"] == pytest.approx(((-0.1 + 0.05) / 2 + 0.0) / 2)
+    assert result["hard"]["counts"]["PR"] == {"base_pairs": 2, "variant_rows": 3, "images": 2}
+    low, high = result["hard"]["intervals"]["PR"]
+    assert low <= result["hard"]["PR"] <= high
+    plain = stats.lgip_statistics(**{k: v[:2] + v[4:6] for k, v in rows.items()}, bootstrap=0)
+    assert "hard" not in plain and "hard" not in plain["headline_types"]
+    compared = stats.compare(rows["original_scores"], rows["variant_scores"], rows["original_scores"],
+                             [v + 0.01 for v in rows["variant_scores"]], rows["variant_kinds"], rows["variant_types"],
+                             rows["caption_ids"], rows["image_ids"], bootstrap=0)
+    assert compared["hard"]["PR"]["a"] == pytest.approx(0.25)

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k-same", type=int, default=6, help="paraphrases per caption at most (default 6)")
     parser.add_argument("--k-diff", type=int, default=6, help="flips per caption at most (default 6)")
     parser.add_argument("--families", default=None,
-                        help="comma-separated variant families: 'core' (the paper's set, default), 'all', or names "
+                        help="comma-separated variant families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all', or names "
                              "(see `lgip perturb --help`); extra families get their own cap (K of their kind)")
     parser.add_argument("--groups", action="store_true",
                         help="also mine 2x2 groups (image pairs whose captions differ by one flipped word) "

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k-same", type=_count, default=6, help="maximum number of paraphrases (default 6)")
     parser.add_argument("--k-diff", type=_count, default=6, help="maximum number of flips (default 6)")
     parser.add_argument("--families", default="core",
-                        help="comma-separated families: 'core' (the paper's set, default), 'all', or names: "
+                        help="comma-separated families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all', or names: "
                              + ", ".join(FAMILIES) + ". Extra families get their own cap (k of their kind)")
     parser.add_argument("--json", action="store_true",
                         help='print one JSON object {"caption", "paraphrases": [{"text", "family", "type"}], '

@@ -121,9 +121,10 @@ def result_problems(result: PerturbResult, k_same: int, k_diff: int) -> list[str
     problems = []
     if len(result.paraphrases) > k_same or len(result.flips) > k_diff:
         problems.append("more variants than k")
-    keys = [text_key(v.text) for v in result.paraphrases + result.flips]
-    if len(set(keys)) != len(keys):
-        problems.append("duplicate variants")
+    for probe_set in (False, True):  # the hard flips are a set of their own (they may repeat a paper flip)
+        keys = [text_key(v.text) for v in result.paraphrases + result.flips if v.type.startswith("hard_") == probe_set]
+        if len(set(keys)) != len(keys):
+            problems.append("duplicate variants")
     for v in result.paraphrases:
         problems += paraphrase_problems(result.caption, v)
     for v in result.flips:

@@ -7,7 +7,8 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import families as _families  # noqa: F401  (registers the families)
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import load_lexicon
-from lgip_dataset.perturb.registry import CORE, FAMILIES, resolve_families
+from lgip_dataset.perturb.plausibility import FoldedCounts, attach
+from lgip_dataset.perturb.registry import CORE, FAMILIES, group_of, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom, caption_key, family_key
 from lgip_dataset.perturb.select import round_robin, text_key
 from lgip_dataset.perturb.variant import PerturbResult
@@ -26,18 +27,26 @@ class Perturber:
     families share the caps k_same / k_diff exactly as in a core-only run, so their selection is
     byte-identical whatever else is chosen; every other family is selected on its own, with the
     cap of its kind (k_same or k_diff) for itself alone, after the core ones, in registry order,
-    skipping texts already chosen. Extra families never take a slot from the core types.
+    skipping texts already chosen. Extra families never take a slot from the core types. The hard
+    flips, a probe set reported in a block of its own, skip only texts of other hard flips: a hard
+    flip may equal a paper flip of the caption.
+
+    ``plausibility`` (folded caption counts) gives the hard families their statistics: a caption of
+    image ``image_id`` is perturbed with the counts of the other folds only (cross-fitting); without
+    it they use the shipped COCO counts.
     """
 
     families: tuple[str, ...] = CORE
 
-    def __init__(self, k_same: int = 6, k_diff: int = 6, families: str | Iterable[str] | None = None):
+    def __init__(self, k_same: int = 6, k_diff: int = 6, families: str | Iterable[str] | None = None,
+                 plausibility: FoldedCounts | None = None):
         for name, k in (("k_same", k_same), ("k_diff", k_diff)):
             if not isinstance(k, int) or isinstance(k, bool) or k < 0:
                 raise DataError(f"{name} must be a whole number >= 0, got {k!r}")
         self.k_same, self.k_diff = k_same, k_diff
         self.families = resolve_families(families)
         self.lexicon = load_lexicon()
+        self.plausibility = plausibility
 
     @staticmethod
     def validate_caption(caption: object, what: str = "caption") -> str:
@@ -53,22 +62,27 @@ class Perturber:
                             f"{MAX_CAPTION_CHARS} characters")
         return text
 
-    def perturb(self, caption: str, seed: int = 0) -> PerturbResult:
-        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it)."""
+    def perturb(self, caption: str, seed: int = 0, image_id: int | None = None) -> PerturbResult:
+        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it);
+        ``image_id`` picks the cross-fitted statistics of the hard families."""
         self.validate_caption(caption)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise DataError(f"seed must be a whole number, got {seed!r}")
         ctx = CaptionContext(caption, self.lexicon)
+        if self.plausibility is not None:
+            attach(ctx, self.plausibility.for_image(image_id))
         base = caption_key(seed, caption)
         chosen = {}
         for kind, k in (("paraphrase", self.k_same), ("flip", self.k_diff)):
             core = [n for n in self.families if n in CORE and FAMILIES[n].kind == kind]
             chosen[kind] = self._select(ctx, base, core, k)
         seen = {text_key(v.text) for v in chosen["paraphrase"] + chosen["flip"]}
+        hard_seen: set[str] = set()  # the hard flips are a probe set of their own: deduplicated among themselves
         for name in self.families:
             if name not in CORE:
                 family = FAMILIES[name]
-                extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff, seen)
+                extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff,
+                                     hard_seen if group_of(name) == "hard" else seen)
                 chosen[family.kind] += extra
         return PerturbResult(caption, chosen["paraphrase"], chosen["flip"])
 

@@ -1,7 +1,7 @@
 """The output types: one variant of a caption, and all variants of one caption."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class Variant:
     original: str | None = None
     replacement: str | None = None
     span: tuple[int, int] | None = None
+    # hard flips only: the figures the replacement was chosen by (lgip_dataset.perturb.families.hard)
+    plausibility: dict | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,8 @@ class PerturbResult:
     def to_dict(self, with_family: bool = False) -> dict:
         """The JSON form: paraphrases as strings and flips as objects; with ``with_family`` (the
         form ``lgip perturb --json`` prints) every item is an object with ``text``, ``family`` and
-        ``type``, flips also with ``original``, ``replacement`` and ``span``."""
+        ``type``, flips also with ``original``, ``replacement`` and ``span`` (and hard flips, in both
+        forms, with ``plausibility``)."""
         if with_family:
             paraphrases = [{"text": v.text, "family": v.family, "type": v.type} for v in self.paraphrases]
         else:
@@ -45,6 +48,7 @@ class PerturbResult:
             "caption": self.caption,
             "paraphrases": paraphrases,
             "flips": [{"text": v.text, **({"family": v.family} if with_family else {}), "type": v.type,
-                       "original": v.original, "replacement": v.replacement, "span": list(v.span)}
+                       "original": v.original, "replacement": v.replacement, "span": list(v.span),
+                       **({"plausibility": v.plausibility} if v.plausibility is not None else {})}
                       for v in self.flips],
         }

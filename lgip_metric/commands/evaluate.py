@@ -80,15 +80,22 @@ def settings(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names}
 
 
+def _metric_line(block: dict, metric: str) -> str:
+    interval = block.get("intervals", {}).get(metric)
+    ci = f"  95% CI [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+    counts = block["counts"][metric]
+    return (f"  {metric:<6} {block[metric]: .4f}{ci}  ({counts['base_pairs']} base pairs, "
+            f"{counts['variant_rows']} rows, {counts['images']} images)")
+
+
 def headline(statistics: dict) -> str:
-    """E_inv, E_sens and PR on one line each, with intervals and the averaging label."""
+    """E_inv, E_sens and PR on one line each, with intervals and the averaging label; then the hard
+    flips' own E_sens and PR when the dataset has them."""
     lines = [f"LGIP statistics ({statistics['averaging']} averaging):"]
-    for metric in ("E_inv", "E_sens", "PR"):
-        interval = statistics.get("intervals", {}).get(metric)
-        ci = f"  95% CI [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
-        counts = statistics["counts"][metric]
-        lines.append(f"  {metric:<6} {statistics[metric]: .4f}{ci}  ({counts['base_pairs']} base pairs, "
-                     f"{counts['variant_rows']} rows, {counts['images']} images)")
+    lines += [_metric_line(statistics, metric) for metric in ("E_inv", "E_sens", "PR")]
+    if "hard" in statistics:
+        lines.append(f"hard flips ({', '.join(statistics['headline_types']['hard'])}):")
+        lines += [_metric_line(statistics["hard"], metric) for metric in ("E_sens", "PR")]
     return "\n".join(lines)
 
 

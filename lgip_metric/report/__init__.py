@@ -4,6 +4,8 @@
 
 - ``table1.md`` / ``table1.csv``: E_inv, E_sens, PR with intervals and counts (the paper's Table 1);
 - ``table2.md`` / ``table2.csv``: the same per variant type (Table 2);
+- ``hard.md`` / ``hard.csv``, when the results hold hard flips: their headline block beside
+  Table 1's, each with the blind scorers' PR;
 - ``frontier.png`` / ``frontier.svg``: the invariance-sensitivity frontier (Figure 2);
 - ``qualitative.md``: flips where models disagree most (Figure 3), with thumbnails;
 - ``nway.md``, ``blind.md``, ``groups.md`` (each with a CSV), when the results hold them: the
@@ -22,7 +24,7 @@ import pandas as pd
 
 from lgip_dataset.atomic import atomic_write_text
 from lgip_metric import stats
-from lgip_metric.report import plots, probes, qualitative, tables
+from lgip_metric.report import hard, plots, probes, qualitative, tables
 from lgip_metric.results import Results, load_comparable
 
 QUALITATIVE_TOP = 12
@@ -57,6 +59,9 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
         "qualitative.md": qualitative.page(results, out, top),
         **probes.sections(results),
     }
+    if any(stats.HARD in r.statistics for r in results):
+        texts["hard.md"] = hard.hard_markdown(results)
+        texts["hard.csv"] = tables.to_csv(hard.hard_records(results))
     if len(results) > 1:
         compared = [(other, *_compare(results[0], other)) for other in results[1:]]
         texts["comparison.md"] = "## Paired comparisons (same rows, same resampled images)\n\n" + "".join(
@@ -69,7 +74,7 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
     for path in plots.frontier(results, out, paper):
         paths[path.name] = path
     index = ["# LGIP report", "", *(f"- [{name}]({name})" for name in paths), "",
-             texts["table1.md"], "![frontier](frontier.png)", "",
+             texts["table1.md"], *([texts["hard.md"]] if "hard.md" in texts else []), "![frontier](frontier.png)", "",
              *(texts[name] for name in ("nway.md", "blind.md", "groups.md") if name in texts)]
     paths["report.md"] = out / "report.md"
     atomic_write_text(paths["report.md"], "\n".join(index))

@@ -43,6 +43,7 @@ def blind_records(results: list[Results]) -> list[dict]:
         if not block:
             continue
         lm, balanced = block["lm"]["blind"], block["balanced"]
+        trigram = block.get("trigram", {}).get("blind")  # results written before the trigram lack it
         similarity = block.get("text_similarity", {}).get("per_type", {})
         for type_, values in r.statistics["per_type"].items():
             if values["kind"] != stats.FLIP:
@@ -53,6 +54,7 @@ def blind_records(results: list[Results]) -> list[dict]:
             records.append({
                 "model": r.label, "type": type_, "PR": values["PR"],
                 "blind_lm_PR": lm["per_type"].get(type_, {}).get("PR"),
+                "blind_trigram_PR": trigram["per_type"].get(type_, {}).get("PR") if trigram else None,
                 "balanced_kept": kept.get("kept"), "flips": kept.get("flips"),
                 "balanced_blind_lm_PR": after_blind["PR"] if after_blind else None,
                 "balanced_PR": after["PR"] if after else None,
@@ -66,16 +68,17 @@ def blind_markdown(results: list[Results]) -> str:
     records = blind_records(results)
     if not records:
         return ""
-    rows = [[r["model"], r["type"], number(r["PR"]), number(r["blind_lm_PR"]),
+    rows = [[r["model"], r["type"], number(r["PR"]), number(r["blind_lm_PR"]), number(r["blind_trigram_PR"]),
              f"{r['balanced_kept']} / {r['flips']}", number(r["balanced_blind_lm_PR"]), number(r["balanced_PR"]),
              number(r["t_sim_mean"]), number(r["t_sim_share_collapsed"])] for r in records]
     first = next(r for r in results if r.data.get("blind")).data["blind"]
     return ("## Blind baselines (SugarCrepe): how far text alone goes\n\n"
-            + markdown(["Model", "flip type", "PR ↑", "blind LM PR", "balanced kept / flips", "blind LM PR (balanced)",
-                        "PR (balanced) ↑", "mean cos(f_text(c), f_text(c†))", f"share > {blind.COLLAPSE}"], rows)
+            + markdown(["Model", "flip type", "PR ↑", "blind LM PR", "blind trigram PR", "balanced kept / flips",
+                        "blind LM PR (balanced)", "PR (balanced) ↑", "mean cos(f_text(c), f_text(c†))", f"share > {blind.COLLAPSE}"], rows)
             + f"\n- Blind LM: {first['lm']['scorer']}. Its PR uses the same nesting as the model's PR; a model whose "
             "PR is near the blind LM's may be exploiting text plausibility rather than the image.\n"
-            f"- Balanced: {first['balanced']['rule']}.\n"
+            + (f"- Blind trigram: {first['trigram']['scorer']}.\n" if "trigram" in first else "")
+            + f"- Balanced: {first['balanced']['rule']}.\n"
             "- Text similarity: the model's own text tower; a share near 1 above the threshold means its text "
             "encoder cannot tell the captions apart (text-encoder collapse, ControlledImCaps).\n")
 

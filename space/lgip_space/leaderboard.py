@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from lgip_metric import reference, stats
-from lgip_metric.report import plots, tables
+from lgip_metric.report import hard, plots, tables
 from lgip_metric.results import Results, load_comparable
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
@@ -24,8 +24,23 @@ def load_shipped(folder: Path = RESULTS_DIR) -> list[Results]:
     return load_comparable(paths) if paths else []
 
 
+def _hard_columns(results: list[Results]) -> dict[str, dict]:
+    """Per model: the hard block's E_sens and PR, and each block's blind PR (bigram, trigram)."""
+    columns: dict[str, dict] = {}
+    for rec in hard.hard_records(results):
+        block = "hard" if rec["block"] == hard.HARD_BLOCK else "paper flips"
+        if rec["scorer"] == "model":
+            if block == "hard":
+                columns.setdefault(rec["model"], {}).update({"hard E_sens": rec["E_sens"], "hard PR": rec["PR"]})
+        else:
+            columns.setdefault(rec["model"], {})[f"{block} PR, {rec['scorer']}"] = rec["PR"]
+    return columns
+
+
 def table(results: list[Results]) -> pd.DataFrame:
-    """One row per model: E_inv, E_sens, PR, per flip type gap and PR, 95% intervals, counts, source."""
+    """One row per model: E_inv, E_sens, PR, per flip type gap and PR, 95% intervals, counts, source;
+    the hard flips' block and the blind scorers' PR beside both blocks when the results have them."""
+    hard_columns = _hard_columns(results)
     per_type = {}
     for rec in tables.table2_records(results, paper=True):
         if rec["kind"] == stats.FLIP:
@@ -40,6 +55,8 @@ def table(results: list[Results]) -> pd.DataFrame:
             row[f"{m} 95% CI"] = f"[{low:.4f}, {high:.4f}]" if low is not None else ""
         row["base pairs"] = rec.get("PR_base_pairs")
         row["images"] = rec.get("PR_images")
+        if rec["source"] == tables.MEASURED:
+            row.update(hard_columns.get(rec["model"], {}))
         rows.append(row)
     return pd.DataFrame(rows).round(4)
 

@@ -1,0 +1,249 @@
+"""How well a word fits a caption's context, learnt from COCO captions and cross-fitted by image.
+
+Two statistics, both plain counts (so the counts of disjoint caption sets add up):
+
+* **head–argument co-occurrence**: for every *target* of a caption (an object noun, keyed by its
+  lexicon group ``n:<group>``; a colour word in colour use, ``c:<colour group>``; a number word used
+  as a count, ``k:<word>``) the caption's *context words* around it (:func:`context_words`: up to two
+  content words on each side for a noun, the modified noun for a colour, the counted noun for a
+  number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its side). A replacement *fits* a
+  context word when the pair was seen at least ``MIN_COOCCURRENCE`` times ("grazing" takes
+  "n:cow", not "n:knife"; "c:purple" is not attested with "n:horse").
+* a **Kneser–Ney bigram** (:class:`lgip_metric.ngram.BigramKN`, the blind LM's model) of the
+  captions, which says how much more or less likely the flipped caption reads than the original.
+
+**Cross-fitting**: captions fall in ``FOLDS`` folds by a stable hash of their image id (the blind
+LM's folds, :func:`lgip_metric.blind.image_folds`); the flips of a caption are chosen with the
+statistics of the *other* folds only (:meth:`FoldedCounts.for_image`), so no caption's own image,
+nor any other caption of it, contributes to the choice of its flips. The build adds its own
+captions to the shipped table (``lexicons/plausibility_counts.json.gz``, derived by
+``builders/derive_plausibility_counts.py`` from COCO captions of images outside the build's
+source, folded the same way), so a small build (the 50-image sample) still has statistics.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from importlib import resources
+
+from tqdm.auto import tqdm
+
+from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
+from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
+from lgip_metric.ngram import BigramKN, sentence_bigrams
+
+FOLDS = 2
+MIN_COOCCURRENCE = 1
+COUNTS_FILE = "plausibility_counts.json.gz"
+COUNTS_VERSION = "1.0.0"
+_MEMO_KEY = "plausibility"
+
+
+def image_fold(image_id) -> int:
+    """Cross-fitting fold of an image id: SHA-256 of its text, as the blind LM folds (0 or 1)."""
+    return int.from_bytes(hashlib.sha256(str(image_id).encode()).digest()[:8], "big") % FOLDS
+
+
+def _word_key(ctx: CaptionContext, i: int) -> str:
+    """A context word's key: ``n:<group>`` for an object noun's first token, else the lower-case word."""
+    unit = ctx.units.get(i)
+    return f"n:{unit.form.group}" if unit is not None and unit.form is not None else ctx.tokens[i].low
+
+
+def _content(ctx: CaptionContext, i: int) -> bool:
+    tok = ctx.tokens[i]
+    return ctx.is_content(tok) and tok.low.isalpha() and tok.low not in ctx.lex.color_group
+
+
+def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tuple[str, ...]:
+    """Keys of the context words of the target at tokens ``first..end-1`` of kind ``target[0]``:
+    ``n`` up to two content words each side within four tokens, ``c`` and ``k`` the first content
+    word after it (the modified or counted noun) within three tokens. Keys start with ``<`` (before
+    the target) or ``>`` (after it): "a man riding a horse" gives "horse" ``<riding``, not "man"."""
+    unit_end = {u.start: u.end for u in ctx.units.values()}
+    starts = {}  # token -> first token of its unit, so a multiword noun is one context word
+    for s, e in unit_end.items():
+        starts.update({k: s for k in range(s, e)})
+
+    def scan(indices, limit, side):
+        found, seen = [], set()
+        for k in indices:
+            k0 = starts.get(k, k)
+            if k0 in seen or first <= k0 < end:
+                continue
+            if _content(ctx, k0):
+                seen.add(k0)
+                found.append(side + _word_key(ctx, k0))
+                if len(found) == limit:
+                    break
+        return found
+
+    if target == "n":
+        return tuple(scan(range(first - 1, max(first - 5, -1), -1), 2, "<")
+                     + scan(range(end, min(end + 4, len(ctx.tokens))), 2, ">"))
+    return tuple(scan(range(end, min(end + 3, len(ctx.tokens))), 1, ">"))
+
+
+def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
+    """(key, first token, end token) of every object noun, colour and count of the caption."""
+    lex = ctx.lex
+    found = [(f"n:{u.form.group}", u.start, u.end) for u in ctx.units.values() if is_object_noun(ctx, u)]
+    for i, tok in enumerate(ctx.tokens):
+        if tok.low in lex.color_group and is_color_use(ctx, i):
+            found.append((f"c:{lex.color_group[tok.low]}", i, i + 1))
+        elif tok.low in lex.numbers and is_count_use(ctx, i):
+            found.append((f"k:{tok.low}", i, i + 1))
+    return found
+
+
+@dataclass
+class Counts:
+    """Additive count tables of a set of captions: caption bigrams and target–context pairs."""
+    bigrams: Counter = field(default_factory=Counter)  # (v, w) as in lgip_metric.ngram
+    pairs: Counter = field(default_factory=Counter)  # (target key, context key)
+
+    def add(self, caption: str, lex: Lexicon) -> None:
+        """Count one caption."""
+        self.bigrams.update(sentence_bigrams(caption))
+        ctx = CaptionContext(caption, lex)
+        for key, first, end in targets(ctx):
+            self.pairs.update((key, w) for w in context_words(ctx, first, end, key[0]))
+
+    def __iadd__(self, other: "Counts") -> "Counts":
+        self.bigrams.update(other.bigrams)
+        self.pairs.update(other.pairs)
+        return self
+
+    def to_json(self) -> dict:
+        return {"bigrams": {f"{v} {w}": n for (v, w), n in sorted(self.bigrams.items())},
+                "pairs": {f"{t}\t{w}": n for (t, w), n in sorted(self.pairs.items())}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Counts":
+        return cls(Counter({tuple(k.split(" ")): n for k, n in data["bigrams"].items()}),
+                   Counter({tuple(k.split("\t")): n for k, n in data["pairs"].items()}))
+
+
+class Plausibility:
+    """Context fit and LM score of flips, from one set of counts (the other folds')."""
+
+    def __init__(self, counts: Counts):
+        self.counts = counts
+
+    @cached_property
+    def lm(self) -> BigramKN:
+        return BigramKN().fit_counts(self.counts.bigrams)
+
+    def context_fit(self, target: str, context: tuple[str, ...]) -> float:
+        """Share of ``context`` attested with ``target`` (>= MIN_COOCCURRENCE times); 1.0 for no context."""
+        if not context:
+            return 1.0
+        pairs = self.counts.pairs
+        return sum(pairs[(target, w)] >= MIN_COOCCURRENCE for w in context) / len(context)
+
+    def lm_delta(self, caption: str, variant: str) -> float:
+        """log P(variant) - log P(caption) under the bigram LM (> 0: the flip reads more likely)."""
+        return self.lm.logprob(variant) - self.lm.logprob(caption)
+
+
+class FoldedCounts:
+    """Counts per image fold; :meth:`for_image` gives the statistics of the other folds."""
+
+    def __init__(self, folds: list[Counts] | None = None):
+        self.folds = folds if folds is not None else [Counts() for _ in range(FOLDS)]
+        self._scorers: dict[int, Plausibility] = {}
+
+    def add(self, image_id, caption: str, lex: Lexicon) -> None:
+        """Count ``caption`` of image ``image_id`` into its fold."""
+        self.folds[image_fold(image_id)].add(caption, lex)
+        self._scorers.clear()
+
+    def __iadd__(self, other: "FoldedCounts") -> "FoldedCounts":
+        for mine, theirs in zip(self.folds, other.folds):
+            mine += theirs
+        self._scorers.clear()
+        return self
+
+    def for_image(self, image_id) -> Plausibility:
+        """The statistics of every fold but ``image_id``'s (None: of all folds, for a caption of no image)."""
+        fold = -1 if image_id is None else image_fold(image_id)
+        if fold not in self._scorers:
+            total = Counts()
+            for f, counts in enumerate(self.folds):
+                if f != fold:
+                    total += counts
+            self._scorers[fold] = Plausibility(total)
+        return self._scorers[fold]
+
+    def to_json(self) -> dict:
+        return {"version": COUNTS_VERSION, "folds": FOLDS, "min_cooccurrence": MIN_COOCCURRENCE,
+                "counts": [c.to_json() for c in self.folds]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FoldedCounts":
+        if data.get("version") != COUNTS_VERSION or data.get("folds") != FOLDS:
+            raise RuntimeError(f"{COUNTS_FILE} has version {data.get('version')!r} with {data.get('folds')} folds, "
+                               f"expected {COUNTS_VERSION} with {FOLDS}; rerun builders/derive_plausibility_counts.py")
+        return cls([Counts.from_json(c) for c in data["counts"]])
+
+
+def count_captions(captions: Iterable[tuple[object, str]], lex: Lexicon | None = None) -> FoldedCounts:
+    """Folded counts of (image id, caption) pairs."""
+    lex = lex or load_lexicon()
+    folded = FoldedCounts()
+    for image_id, caption in captions:
+        folded.folds[image_fold(image_id)].add(caption, lex)
+    return folded
+
+
+def build_counts(captions: Iterable[tuple[object, str]], progress: bool = False) -> FoldedCounts:
+    """The hard families' statistics for a build: the shipped counts plus the build's own
+    (image id, caption) pairs, each in its image's fold."""
+    folded = shipped_counts()
+    lex = load_lexicon()
+    for image_id, caption in tqdm(captions, desc="plausibility counts", unit="caption", disable=not progress):
+        folded.folds[image_fold(image_id)].add(caption, lex)
+    return folded
+
+
+def provenance() -> dict:
+    """What the statistics are: folds, attestation threshold and the shipped table's source."""
+    return {"folds": FOLDS, "fold_rule": "SHA-256 of the image id, modulo the folds (as the blind LM)",
+            "min_cooccurrence": MIN_COOCCURRENCE, "shipped_counts": COUNTS_FILE,
+            "shipped_counts_version": COUNTS_VERSION, "shipped_source": _shipped_json()["source"],
+            "build_counts": "the build's own captions, added to their image's fold"}
+
+
+@lru_cache(maxsize=1)
+def _shipped_json() -> dict:
+    data = resources.files("lgip_dataset.lexicons").joinpath(COUNTS_FILE).read_bytes()
+    return json.loads(gzip.decompress(data))
+
+
+def shipped_counts() -> FoldedCounts:
+    """A fresh copy of the shipped folded counts (COCO captions, see the module docstring)."""
+    return FoldedCounts.from_json(_shipped_json())
+
+
+def attach(ctx: CaptionContext, scorer: Plausibility) -> None:
+    """Give the hard families of this caption the statistics they may use."""
+    ctx.memo[_MEMO_KEY] = scorer
+
+
+def attached(ctx: CaptionContext) -> Plausibility:
+    """The statistics attached to ``ctx``; the shipped counts of all folds when none were attached."""
+    scorer = ctx.memo.get(_MEMO_KEY)
+    if scorer is None:
+        scorer = ctx.memo[_MEMO_KEY] = _default_scorer()
+    return scorer
+
+
+@lru_cache(maxsize=1)
+def _default_scorer() -> Plausibility:
+    return shipped_counts().for_image(None)

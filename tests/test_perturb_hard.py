@@ -1,0 +1,255 @@
+"""The hard flips: one of the paper family's own candidates, chosen by context fit and the text-only
+balance rule, with the figures recorded; statistics cross-fitted by image."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lgip_dataset.cli import main
+from lgip_dataset.perturb import Perturber
+from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.families import colors, counts, hard, objects
+from lgip_dataset.perturb.lexicon import load_lexicon
+from lgip_dataset.perturb.plausibility import (
+    Counts, FoldedCounts, Plausibility, attach, build_counts, count_captions, image_fold, shipped_counts,
+)
+from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, group_of, resolve_families
+from lgip_dataset.perturb.seeding import KeyedRandom
+from lgip_dataset.perturb.variant import Variant
+
+LEX = load_lexicon()
+BASE = {"hard_object": objects.generate, "hard_color": colors.generate, "hard_count": counts.generate}
+CAPTIONS = [
+    "A few cows grazing on a hillside.",
+    "A man riding a horse on a beach.",
+    "Two dogs playing in the snow.",
+    "A red bus parked on the street.",
+    "A giraffe standing next to a tree.",
+    "A brown horse standing in a green field.",
+    "Three people sitting on a bench near a lake.",
+    "A woman holding a white umbrella in the rain.",
+    "A cat laying on top of a laptop keyboard.",
+    "TWO ELEPHANTS WALKING IN A RIVER.",
+    "A plate of food with broccoli and a fork.",
+    "A man is serving the ball on a tennis court.",
+    "A blue and white train pulling into a station.",
+    "One skier is going down a snowy slope.",
+]
+FOLD_IDS = {f: next(i for i in range(1, 100) if image_fold(i) == f) for f in (0, 1)}
+
+
+def _hard_flips(caption: str, **kwargs) -> list[Variant]:
+    return Perturber(k_same=0, k_diff=6, families="hard", **kwargs).perturb(caption, seed=0).flips
+
+
+def test_the_hard_group_names_the_three_hard_families():
+    assert resolve_families("hard") == HARD
+    assert resolve_families("core,hard") == CORE + HARD
+    assert all(FAMILIES[name].kind == "flip" and group_of(name) == "hard" for name in HARD)
+    assert group_of("object") == "core" and group_of("negation") == "extended"
+
+
+def test_perturb_cli_prints_hard_flips_with_their_figures(capsys):
+    assert main(["perturb", "A red bus parked on the street.", "--json", "--families", "hard"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["flips"] and {f["type"] for f in data["flips"]} <= set(HARD)
+    assert all(f["family"] == f["type"] and set(f["plausibility"]) == {"lm_delta", "context_fit", "candidates", "tier",
+                                                                        "context"} for f in data["flips"])
+
+
+@pytest.mark.parametrize("caption", CAPTIONS)
+def test_every_hard_flip_is_one_of_its_paper_familys_candidates(caption):
+    """The contract: the same site, replacement list and agreement edits as the paper family (one
+    substitution that contradicts and stays grammatical); only the choice differs; one per site;
+    the recorded figures are the ones the choice was made with."""
+    flips = _hard_flips(caption)
+    assert flips == _hard_flips(caption)  # deterministic
+    scorer = shipped_counts().for_image(None)
+    for flip in flips:
+        ctx = CaptionContext(caption, LEX)
+        candidates = {v.text: v for site in BASE[flip.type](ctx, KeyedRandom(0)) for v in site}
+        assert flip.text in candidates
+        same = candidates[flip.text]
+        assert (flip.original, flip.replacement, flip.span) == (same.original, same.replacement, same.span)
+        assert flip.family == flip.type and flip.kind == "flip"
+        figures = flip.plausibility
+        assert figures["lm_delta"] == pytest.approx(scorer.lm_delta(caption, flip.text), abs=1e-5)
+        kin, least = hard.TIERS[flip.type][figures["tier"]]
+        assert figures["context_fit"] >= least and figures["candidates"] >= 1
+        assert figures["lm_delta"] >= -hard.MAX_DROP[flip.type]
+    spans = [(f.type, f.span) for f in flips]
+    assert len(spans) == len(set(spans))  # one flip per site
+
+
+def test_object_flips_contradict_the_caption_and_never_swap_things_for_beings():
+    animate = {"person", "animal"}
+    for caption in CAPTIONS:
+        for flip in _hard_flips(caption):
+            if flip.type == "hard_object":
+                old = LEX.noun_forms[tuple(flip.original.lower().split())].group
+                new = LEX.noun_forms[tuple(flip.replacement.lower().split())].group
+                assert new not in LEX.object_related[old], (caption, flip.text)
+                assert (LEX.groups[old].supercategory in animate) == (LEX.groups[new].supercategory in animate)
+                assert new not in {u.form.group for u in CaptionContext(caption, LEX).units.values() if u.form}
+
+
+def test_replacements_fit_the_verb_and_the_noun():
+    """"grazing" takes animals; a horse gets a colour horses are seen in."""
+    grazing = [f for f in _hard_flips("A few cows grazing on a hillside.") if f.type == "hard_object"]
+    assert grazing and all(LEX.groups[LEX.noun_forms[(f.replacement.lower(),)].group].supercategory == "animal"
+                           for f in grazing)
+    colour = [f for f in _hard_flips("A brown horse standing in a field.") if f.type == "hard_color"]
+    assert colour and colour[0].replacement.lower() in ("black", "white", "gray", "grey")
+
+
+def _scorer(deltas: dict[str, float], fits: dict[str, float]):
+    """A stand-in for the statistics: given LM deltas and fits per replacement."""
+    class Fixed(Plausibility):
+        def __init__(self):
+            super().__init__(Counts())
+
+        def context_fit(self, target, context):
+            return fits[LEX.groups[target.split(":", 1)[1]].singular]
+
+        def lm_delta(self, caption, variant):
+            return deltas[variant.split()[1]]
+    return Fixed()
+
+
+# "dog" (animal): "cat" and "horse" are of its supercategory, "person" is an animal's kin 2, "bench" never
+@pytest.mark.parametrize("deltas, fits, expected", [
+    ({"cat": 2.0, "horse": 0.5, "person": 3.0}, {"cat": 1.0, "horse": 1.0, "person": 1.0}, {"cat"}),  # past the margin
+    ({"cat": 0.5, "horse": 0.2, "person": 3.0}, {"cat": 1.0, "horse": 1.0, "person": 1.0}, {"cat", "horse"}),  # >= 0
+    ({"cat": -3.0, "horse": -0.5, "person": -1.0}, {"cat": 1.0, "horse": 1.0, "person": 1.0}, {"horse"}),  # most likely
+    ({"cat": 3.0, "horse": 0.5, "person": -1.0}, {"cat": 0.0, "horse": 1.0, "person": 1.0}, {"horse"}),  # fit first
+    ({"cat": 3.0, "horse": -0.5, "person": -1.0}, {"cat": 0.0, "horse": 1.0, "person": 1.0}, {"cat"}),  # likely first
+    ({"cat": -3.0, "horse": -0.5, "person": 2.0}, {"cat": 0.0, "horse": 0.0, "person": 1.0}, {"person"}),  # a likely tier
+    ({"cat": -9.0, "horse": -9.5, "person": -9.9}, {"cat": 1.0, "horse": 1.0, "person": 1.0}, set()),  # too unlikely
+    ({"bench": 5.0}, {"bench": 1.0}, set()),  # a thing for an animal: never
+])
+def test_the_selection_rule(deltas, fits, expected):
+    ctx = CaptionContext("A dog running.", LEX)
+    attach(ctx, _scorer(deltas, fits))
+    candidates = [Variant(f"A {w} running.", "flip", "object", "object", "dog", w, (2, 5)) for w in deltas]
+    chosen = {hard._choose(ctx, "hard_object", candidates, KeyedRandom(seed)) for seed in range(40)}
+    assert {v.replacement if v else None for v in chosen} == (expected or {None})
+    for v in chosen - {None}:
+        assert v.type == "hard_object" and v.plausibility["lm_delta"] == deltas[v.replacement]
+
+
+# ------------------------------------------------------------------------------------------ cross-fitting
+
+
+def test_each_fold_sees_exactly_the_other_folds_captions():
+    corpus = [(i, f"A dog number {i} sitting on a red couch.") for i in range(1, 30)] + [
+        (i, f"Two cats near {i} blue cars.") for i in range(1, 30)]
+    folded = count_captions(corpus, LEX)
+    for fold, image_id in FOLD_IDS.items():
+        expected = Counts()
+        for other, caption in corpus:
+            if image_fold(other) != fold:
+                expected.add(caption, LEX)
+        seen = folded.for_image(image_id).counts
+        assert seen.bigrams == expected.bigrams and seen.pairs == expected.pairs
+        own = {f"{i}" for i, _ in corpus if image_fold(i) == fold}
+        assert not any(w in own for (v, w) in seen.bigrams)  # no word of an own-fold caption
+
+
+def test_a_captions_own_fold_never_picks_its_flips():
+    """The caption's image is in fold A. Captions of fold A attest "sheep" grazing, the other fold
+    only "horse": the flip can only be the horse, and the sheep's captions change nothing."""
+    mine, other = FOLD_IDS[0], FOLD_IDS[1]
+    caption = "A dog grazing in a field."
+
+    def flips(extra_own: int) -> list[Variant]:
+        corpus = [(other, "A horse grazing in a field.")] * 3 + [(mine, "A sheep grazing in a field.")] * extra_own
+        folded = FoldedCounts()
+        folded += count_captions(corpus, LEX)
+        perturber = Perturber(k_same=0, k_diff=6, families="hard_object", plausibility=folded)
+        return perturber.perturb(caption, seed=0, image_id=mine).flips
+
+    assert [f.replacement for f in flips(0)] == ["horse"]
+    assert flips(5) == flips(0) and flips(5)[0].plausibility == flips(0)[0].plausibility
+    context = tuple(flips(5)[0].plausibility["context"])
+    assert context == (">grazing", ">field")
+    own = count_captions([(mine, "A sheep grazing in a field.")] * 5, LEX)
+    assert own.for_image(mine).context_fit("n:sheep", context) == 0.0  # its own fold's captions are not seen
+    # the same captions from the other fold do count: the sheep then fits the context
+    other_fold = count_captions([(other, "A sheep grazing in a field.")] * 5, LEX)
+    assert other_fold.for_image(mine).context_fit("n:sheep", context) == 1.0
+
+
+def test_build_counts_add_the_build_to_the_shipped_table():
+    shipped = shipped_counts()
+    built = build_counts([(FOLD_IDS[0], "A zebra grazing on a hillside.")])
+    assert built.folds[1].bigrams == shipped.folds[1].bigrams
+    assert built.folds[0].bigrams - shipped.folds[0].bigrams == _bigrams_of("A zebra grazing on a hillside.")
+
+
+def _bigrams_of(caption: str):
+    counts = Counts()
+    counts.add(caption, LEX)
+    return counts.bigrams
+
+
+def test_text_alone_sits_near_chance_on_the_hard_flips_of_the_embedded_sample():
+    """The selection's aim on a small fixture (the embedded sample's captions, cross-fitted as a
+    build does): the project's blind bigram and the trigram prefer the caption over its hard flip
+    at most 60% of the time (caption-nested, as PR), clearly less often than over the paper's
+    object flips (with 125 training captions per fold these blind models are weak: about 0.55)."""
+    import numpy as np
+    import pandas as pd
+
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_dataset.hub_io import load_config
+    from lgip_metric import blind
+    from lgip_metric.trigram import TrigramKN
+
+    captions = load_config(SAMPLE_DIR, "captions").to_pandas()
+    pairs = list(zip(captions["image_id"], captions["caption"], captions["caption_id"]))
+    perturber = Perturber(k_same=0, k_diff=6, families="object,hard", plausibility=build_counts(
+        (image_id, caption) for image_id, caption, _ in pairs))
+    rows = pd.DataFrame([{"image_id": image_id, "caption_id": caption_id, "caption": caption, "variant": v.text,
+                          "kind": "flip", "type": v.type, "row_id": f"{caption_id}-{i}"}
+                         for image_id, caption, caption_id in pairs
+                         for i, v in enumerate(perturber.perturb(caption, seed=0, image_id=image_id).flips)])
+    hard_rows = rows["type"].str.startswith("hard_").to_numpy()
+    assert rows.loc[hard_rows, "caption_id"].nunique() >= 0.8 * len(pairs)
+    for model in (None, TrigramKN):
+        original, variant = blind.lm_scores(rows, *(() if model is None else (model,)))
+        rates = {name: pd.Series(original > variant)[mask].groupby(rows["caption_id"][mask]).mean().mean()
+                 for name, mask in (("hard", hard_rows), ("object", (rows["type"] == "object").to_numpy()))}
+        assert rates["hard"] <= 0.6 and rates["hard"] < rates["object"] - 0.05, (model, rates)
+        assert np.isfinite(original).all()
+
+
+@pytest.mark.parametrize("caption", [*CAPTIONS[:4], "Close up of a bunch of bananas on a wooden counter.",
+                                     "A girl pins a bouttoniere on the lapel of her date."])
+def test_the_hard_flips_do_not_depend_on_the_other_families_chosen(caption):
+    """A probe set of its own: the same hard flips whether or not the paper's flips are built, even
+    where a hard flip equals one of the paper's flips (the last two captions)."""
+    alone = _hard_flips(caption)
+    flips = Perturber(k_same=6, k_diff=6, families="core,hard").perturb(caption, seed=0).flips
+    assert [f for f in flips if f.type in HARD] == alone
+    if caption.startswith(("Close up", "A girl pins")):
+        assert {f.text for f in alone} & {f.text for f in flips if f.type not in HARD}
+
+
+def test_the_shipped_counts_are_what_the_builder_derives(coco_dir):
+    """lexicons/plausibility_counts.json.gz is exactly builders/derive_plausibility_counts.py's output
+    for the current lexicon (rerun it when the lexicon's groups or the context rules change)."""
+    import gzip
+    import importlib.util
+    from importlib import resources
+    from pathlib import Path
+
+    builder_path = Path(__file__).resolve().parents[1] / "builders" / "derive_plausibility_counts.py"
+    spec = importlib.util.spec_from_file_location("derive_plausibility_counts", builder_path)
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    data, _ = builder.derive(coco_dir / "annotations" / "coco_karpathy_test.json",
+                             [coco_dir / "annotations" / "captions_val2017.json"])
+    shipped = json.loads(gzip.decompress(resources.files("lgip_dataset.lexicons").joinpath(
+        "plausibility_counts.json.gz").read_bytes()))
+    assert data == shipped
