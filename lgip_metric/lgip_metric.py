@@ -59,7 +59,7 @@ from __future__ import annotations
 import datasets
 import evaluate
 
-from .stats import lgip_statistics
+from .stats import lgip_statistics, score_array
 
 _DESCRIPTION = __doc__.split("\nExamples:")[0]
 _CITATION = """\
@@ -123,6 +123,15 @@ class LGIP(evaluate.Metric):
             features=_FEATURES,
             reference_urls=["https://cocodataset.org/"],
         )
+
+    def add_batch(self, **columns):
+        """Refuse a missing column or boolean scores by name before ``evaluate`` casts them to float64."""
+        for name in self._feature_names():
+            if columns.get(name) is None:
+                raise ValueError(f"missing input {name!r}: pass one value per row for each of {list(_FEATURES)}")
+        for name in ("original_scores", "variant_scores"):
+            score_array(columns[name], name)
+        return super().add_batch(**columns)
 
     def _compute(
         self,

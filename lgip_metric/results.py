@@ -13,6 +13,11 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     groups      (optional) 2x2 text/image/group scores of ``lgip_metric.groups.group_scores``
     scores      the score file, relative to results.json
     provenance  the scoring engine's full provenance record
+
+Two runs of the same model on the same dataset write the same file except for ``VOLATILE``: the
+moment of writing, the durations, and how many embeddings came from the cache rather than the
+model (a resumed run takes from the cache what the killed one encoded). ``without_volatile``
+drops those fields, e.g. to compare a resumed run with an uninterrupted one.
 """
 from __future__ import annotations
 
@@ -22,7 +27,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from lgip_dataset import schema
 from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
@@ -31,6 +39,29 @@ FORMAT, VERSION = "lgip-results", 1
 RESULTS_FILE = "results.json"
 RANDOM_MARK = "random weights"
 STATS_COLUMNS = ("s_original", "s_variant", "kind", "type", "caption_id", "image_id")
+
+
+VOLATILE = (
+    ("created",),
+    ("provenance", "created"),
+    ("provenance", "timing"),
+    *(("provenance", "counts", name) for name in ("encoded_images", "encoded_texts", "cached_images", "cached_texts")),
+)
+
+
+def without_volatile(record: dict, prefix: tuple[str, ...] = ()) -> dict:
+    """A deep copy of a results record (``prefix=("provenance",)``: a provenance record) without ``VOLATILE``."""
+    record = json.loads(json.dumps(record))
+    for path in VOLATILE:
+        if path[: len(prefix)] != prefix or len(path) == len(prefix):
+            continue
+        *parents, last = path[len(prefix):]
+        holder = record
+        for key in parents:
+            holder = holder.get(key, {}) if isinstance(holder, dict) else {}
+        if isinstance(holder, dict):
+            holder.pop(last, None)
+    return record
 
 
 def model_label(provenance: dict) -> str:
@@ -116,6 +147,14 @@ class Results:
     def scores_path(self) -> Path:
         return self.path.parent / self.data["scores"]
 
+    def read_scores(self, columns: list[str]) -> pd.DataFrame:
+        """``columns`` of the score file; a file damaged past its footer is named, not a traceback."""
+        try:
+            return pd.read_parquet(self.scores_path, columns=columns)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise DataError(f"{self.scores_path} (named by {self.path}) could not be read ({err}); "
+                            "rerun `lgip evaluate`") from None
+
 
 def load_results(path: str | Path) -> Results:
     """Read and check one results file; errors name the file."""
@@ -132,7 +171,44 @@ def load_results(path: str | Path) -> Results:
         raise DataError(f"{path}: not an LGIP results file (expected \"format\": \"{FORMAT}\")")
     if data.get("version") != VERSION:
         raise DataError(f"{path}: results version {data.get('version')!r}; this lgip reads version {VERSION}")
-    return Results(path, data)
+    _check_layout(path, data)
+    loaded = Results(path, data)
+    _check_scores_file(loaded)
+    return loaded
+
+
+# What a report reads from a results file: top-level keys with their JSON types, and nested keys.
+_LAYOUT = {"model": dict, "dataset": dict, "statistics": dict, "averaging": str, "scores": str}
+_NESTED = {"model": ("label",), "dataset": ("fingerprint",),
+           "statistics": ("E_inv", "E_sens", "PR", "counts", "per_type", "bootstrap")}
+
+
+def _check_layout(path: Path, data: dict) -> None:
+    """Refuse a results file that lacks what reports read, naming the key (before any table is written)."""
+    for key, kind in _LAYOUT.items():
+        value = data.get(key)
+        if not isinstance(value, kind):
+            state = "missing" if key not in data else f"{json.dumps(value)[:40]}"
+            raise DataError(f"{path}: key {key!r} is {state}, expected a JSON {'object' if kind is dict else 'string'}; "
+                            "rewrite the file with `lgip evaluate`")
+        missing = [name for name in _NESTED.get(key, ()) if value.get(name) is None]
+        if missing:
+            raise DataError(f"{path}: {key!r} lacks {missing}; rewrite the file with `lgip evaluate`")
+
+
+def _check_scores_file(results: Results) -> None:
+    """The score file a results file names must exist and be a parquet file with the score columns."""
+    try:
+        names = pq.read_schema(results.scores_path).names
+    except FileNotFoundError:
+        raise DataError(f"{results.path}: its score file {results.scores_path} is missing; keep scores.parquet "
+                        "beside results.json or rerun `lgip evaluate`") from None
+    except (pa.ArrowInvalid, OSError) as err:
+        raise DataError(f"{results.scores_path} (named by {results.path}) is not a readable parquet file ({err}); "
+                        "rerun `lgip evaluate`") from None
+    missing = [c for c in schema.SCORE_COLUMNS if c not in names]
+    if missing:
+        raise DataError(f"{results.scores_path} (named by {results.path}) lacks the columns {missing}; rerun `lgip evaluate`")
 
 
 def load_comparable(paths) -> list[Results]:

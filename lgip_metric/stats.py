@@ -61,6 +61,8 @@ AVERAGING = {
     "base_pair": "mean over base (image, caption) pairs of the mean over their variants",
     "pair_level": "pair-level mean: every (image, caption, variant) row weighted equally",
 }
+# Similarities are bounded; past this, sums of score differences (and their bootstrap) could overflow float64.
+MAX_ABS_SCORE = 1e100
 _CHUNK_CELLS = 1 << 22  # bootstrap weights generated ~4M cells at a time
 
 
@@ -116,7 +118,14 @@ def _as_array(values, name: str, dtype=None) -> np.ndarray:
     return array
 
 
-def _scores(values, name: str) -> np.ndarray:
+def score_array(values, name: str) -> np.ndarray:
+    """``values`` as float64, refusing booleans, NaN/inf and magnitudes over ``MAX_ABS_SCORE`` (row named)."""
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        raise LGIPInputError(f"{name} must be numbers, got booleans")
+    if not isinstance(values, np.ndarray):
+        flag = next((i for i, v in enumerate(values) if isinstance(v, (bool, np.bool_))), None)
+        if flag is not None:
+            raise LGIPInputError(f"{name} must be numbers; row {flag} is the boolean {values[flag]!r}")
     try:
         array = _as_array(values, name).astype(np.float64, copy=False)
     except (TypeError, ValueError) as err:
@@ -127,6 +136,11 @@ def _scores(values, name: str) -> np.ndarray:
         raise LGIPInputError(
             f"{name} has {int(bad.sum())} NaN/inf value(s); the first is row {first} ({float(array[first])})"
         )
+    huge = np.abs(array) > MAX_ABS_SCORE
+    if huge.any():
+        first = int(np.flatnonzero(huge)[0])
+        raise LGIPInputError(f"{name} has {int(huge.sum())} value(s) beyond ±{MAX_ABS_SCORE:g}; the first is row "
+                             f"{first} ({float(array[first])}); rescale the scores (their differences would overflow)")
     return array
 
 
@@ -207,7 +221,18 @@ def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.nda
     cap_codes, cap_keys = _factorize_ids(captions[starts])
     img_codes, img_keys = _factorize_ids(images[starts])
     combined, head_pair = np.unique(img_codes * len(cap_keys) + cap_codes, return_inverse=True)
+    _check_one_image_per_caption(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
     return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
+
+
+def _check_one_image_per_caption(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys, img_keys) -> None:
+    """A caption describes one image: a caption id met with two image ids is a labelling error."""
+    caps, first, counts = np.unique(pair_caps, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        cap = caps[counts > 1][0]
+        images = img_keys[pair_imgs[pair_caps == cap][:2]].tolist()
+        raise LGIPInputError(f"caption_ids {cap_keys[cap].item()!r} occurs with two image_ids ({images[0]!r} and "
+                             f"{images[1]!r}); a base caption belongs to one image: give each its own caption id")
 
 
 def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, extra_types):
@@ -220,7 +245,7 @@ def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, 
     }
     arrays = {name: _as_array(values, name) for name, values in scores.items()}
     _check_lengths(**arrays, **labels)
-    arrays = {name: _scores(values, name) for name, values in arrays.items()}
+    arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = _pairs(labels["caption_ids"], labels["image_ids"])
     return arrays, _Rows(pair, stratum, strata, pair_image, pair_caption, image_keys)
@@ -414,7 +439,8 @@ def _interval(replicates: np.ndarray, confidence: float) -> np.ndarray:
     return np.nanquantile(replicates, [alpha, 1.0 - alpha], axis=0).T
 
 
-def _check_options(bootstrap: int, confidence: float) -> None:
+def check_options(bootstrap: int, confidence: float) -> None:
+    """Refuse a negative or fractional number of resamples, or a coverage outside (0, 1)."""
     if int(bootstrap) != bootstrap or bootstrap < 0:
         raise LGIPInputError(f"bootstrap must be a non-negative number of resamples, got {bootstrap!r}")
     if not 0.0 < confidence < 1.0:
@@ -470,7 +496,7 @@ def statistics(
     (per metric: ``[low, high]``), ``per_type`` (the same per type, with its ``kind``) and
     ``bootstrap`` (resamples, seed, confidence, unit "image").
     """
-    _check_options(bootstrap, confidence)
+    check_options(bootstrap, confidence)
     _require_both_kinds(summary)
     columns, numerators, denominators, support = _per_image(summary, pair_level)
     values = numerators.sum(axis=0) / denominators.sum(axis=0)
@@ -565,7 +591,7 @@ def compare(
     rows; rows are treated as independent, which clustering by image makes optimistic - prefer
     the bootstrap interval of the PR difference), on the headline flip types and per flip type.
     """
-    _check_options(bootstrap, confidence)
+    check_options(bootstrap, confidence)
     scores, rows = _encode(
         {"original_scores_a": original_scores_a, "variant_scores_a": variant_scores_a,
          "original_scores_b": original_scores_b, "variant_scores_b": variant_scores_b},

@@ -43,6 +43,7 @@ def _id_list(value: str) -> tuple[int, ...]:
 
 def run(args: argparse.Namespace) -> int:
     from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.perturb.registry import resolve_families
 
     config = BuildConfig(
         captions=args.captions,
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         k_diff=args.k_diff,
         license_ids=args.license_ids,
         image_ids=args.image_ids,
-        families=args.families,
+        families=resolve_families(args.families, what="--families") if args.families else None,
         groups=args.groups,
     )
     start = time.perf_counter()

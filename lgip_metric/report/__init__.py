@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 
 from lgip_dataset.atomic import atomic_write_text
 from lgip_metric import stats
@@ -31,8 +30,7 @@ QUALITATIVE_TOP = 12
 def _compare(a: Results, b: Results) -> tuple[dict, int]:
     """``stats.compare`` of two models on the rows both scored (joined by row_id)."""
     columns = ["row_id", "s_original", "s_variant", "kind", "type", "caption_id", "image_id"]
-    rows = pd.read_parquet(a.scores_path, columns=columns).merge(
-        pd.read_parquet(b.scores_path, columns=columns[:3]), on="row_id", suffixes=("_a", "_b"))
+    rows = a.read_scores(columns).merge(b.read_scores(columns[:3]), on="row_id", suffixes=("_a", "_b"))
     boot = a.statistics["bootstrap"]
     result = stats.compare(
         rows["s_original_a"].to_numpy(), rows["s_variant_a"].to_numpy(),

@@ -28,6 +28,8 @@ def _errors(value: float, interval) -> list[float]:
     return [value - interval[0], interval[1] - value] if interval else [0.0, 0.0]
 
 
+# No creation date in the files, so a rerun writes the same bytes (matplotlib stamps SVGs by default).
+_NO_DATE = {"png": {}, "svg": {"Date": None}}
 _OFFSETS = [(6, 6), (6, -12), (-6, 6), (-6, -12), (8, -3), (-8, -3), (0, 12), (0, -16), (14, 14), (14, -20)]
 
 
@@ -116,8 +118,8 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> list[Path]:
     paths = []
     for suffix in ("png", "svg"):
         path = out_dir / f"frontier.{suffix}"
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=suffix, bbox_inches="tight")
+        with atomic_path(path) as tmp, plt.rc_context({"svg.hashsalt": "lgip"}):  # same ids every run
+            fig.savefig(tmp, format=suffix, bbox_inches="tight", metadata=_NO_DATE[suffix])
         paths.append(path)
     plt.close(fig)
     return paths
