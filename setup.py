@@ -42,6 +42,7 @@ setup(
         "scipy>=1.11",
         "matplotlib>=3.8",
         "tqdm>=4.66",
+        "filelock>=3.12",
     ],
     extras_require={
         "dev": [

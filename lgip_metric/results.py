@@ -147,6 +147,21 @@ class Results:
     def scores_path(self) -> Path:
         return self.path.parent / self.data["scores"]
 
+    def check_scores(self) -> None:
+        """Refuse a missing score file, or one whose parquet footer or columns are wrong (a cheap read)."""
+        try:
+            names = pq.read_schema(self.scores_path).names
+        except FileNotFoundError:
+            raise DataError(f"{self.path}: its score file {self.scores_path} is missing; keep scores.parquet "
+                            "beside results.json or rerun `lgip evaluate`") from None
+        except (pa.ArrowInvalid, OSError) as err:
+            raise DataError(f"{self.scores_path} (named by {self.path}) is not a readable parquet file ({err}); "
+                            "rerun `lgip evaluate`") from None
+        missing = [c for c in schema.SCORE_COLUMNS if c not in names]
+        if missing:
+            raise DataError(f"{self.scores_path} (named by {self.path}) lacks the columns {missing}; "
+                            "rerun `lgip evaluate`")
+
     def read_scores(self, columns: list[str]) -> pd.DataFrame:
         """``columns`` of the score file; a file damaged past its footer is named, not a traceback."""
         try:
@@ -172,9 +187,7 @@ def load_results(path: str | Path) -> Results:
     if data.get("version") != VERSION:
         raise DataError(f"{path}: results version {data.get('version')!r}; this lgip reads version {VERSION}")
     _check_layout(path, data)
-    loaded = Results(path, data)
-    _check_scores_file(loaded)
-    return loaded
+    return Results(path, data)
 
 
 # What a report reads from a results file: top-level keys with their JSON types, and nested keys.
@@ -196,19 +209,6 @@ def _check_layout(path: Path, data: dict) -> None:
             raise DataError(f"{path}: {key!r} lacks {missing}; rewrite the file with `lgip evaluate`")
 
 
-def _check_scores_file(results: Results) -> None:
-    """The score file a results file names must exist and be a parquet file with the score columns."""
-    try:
-        names = pq.read_schema(results.scores_path).names
-    except FileNotFoundError:
-        raise DataError(f"{results.path}: its score file {results.scores_path} is missing; keep scores.parquet "
-                        "beside results.json or rerun `lgip evaluate`") from None
-    except (pa.ArrowInvalid, OSError) as err:
-        raise DataError(f"{results.scores_path} (named by {results.path}) is not a readable parquet file ({err}); "
-                        "rerun `lgip evaluate`") from None
-    missing = [c for c in schema.SCORE_COLUMNS if c not in names]
-    if missing:
-        raise DataError(f"{results.scores_path} (named by {results.path}) lacks the columns {missing}; rerun `lgip evaluate`")
 
 
 def load_comparable(paths) -> list[Results]:

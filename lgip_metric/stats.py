@@ -30,6 +30,7 @@ of two models scored on the same rows (paired bootstrap and McNemar's exact test
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,18 +222,31 @@ def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.nda
     cap_codes, cap_keys = _factorize_ids(captions[starts])
     img_codes, img_keys = _factorize_ids(images[starts])
     combined, head_pair = np.unique(img_codes * len(cap_keys) + cap_codes, return_inverse=True)
-    _check_one_image_per_caption(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
+    _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
     return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
 
 
-def _check_one_image_per_caption(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys, img_keys) -> None:
-    """A caption describes one image: a caption id met with two image ids is a labelling error."""
-    caps, first, counts = np.unique(pair_caps, return_index=True, return_counts=True)
-    if (counts > 1).any():
-        cap = caps[counts > 1][0]
-        images = img_keys[pair_imgs[pair_caps == cap][:2]].tolist()
-        raise LGIPInputError(f"caption_ids {cap_keys[cap].item()!r} occurs with two image_ids ({images[0]!r} and "
-                             f"{images[1]!r}); a base caption belongs to one image: give each its own caption id")
+class SharedCaptionWarning(UserWarning):
+    """A caption id occurs with several image ids: each (image, caption) is scored as its own base pair."""
+
+
+def _warn_shared_captions(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys, img_keys) -> None:
+    """Say so when a caption id occurs with two or more image ids (never silently).
+
+    A base pair is (image, caption), so such rows are counted as separate base pairs, which is right
+    for per-image caption numbering ("0", "1", ... on every image) and wrong for mislabelled rows of
+    an LGIP dataset, whose caption ids are unique.
+    """
+    caps, counts = np.unique(pair_caps, return_counts=True)
+    shared = caps[counts > 1]
+    if shared.size:
+        images = img_keys[pair_imgs[pair_caps == shared[0]][:2]].tolist()
+        warnings.warn(
+            f"{shared.size} caption id(s) occur with more than one image id, e.g. caption_ids "
+            f"{cap_keys[shared[0]].item()!r} with image_ids {images[0]!r} and {images[1]!r}; each (image, caption) "
+            "is counted as its own base pair. If caption ids should be unique, the rows are mislabelled.",
+            SharedCaptionWarning, stacklevel=4,
+        )
 
 
 def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, extra_types):

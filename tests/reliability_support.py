@@ -97,7 +97,7 @@ def folder_hashes(folder: Path) -> dict[str, str]:
 
 
 KILLER = """
-import atexit, os, signal, sys
+import os, signal, sys
 point, argv = int(sys.argv[1]), sys.argv[2:]
 real, seen = os.replace, [0]
 def replace(src, dst, *args, **kwargs):
@@ -106,7 +106,6 @@ def replace(src, dst, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     return real(src, dst, *args, **kwargs)
 os.replace = replace
-atexit.register(lambda: print(f"KILL-POINTS {seen[0]}", file=sys.stderr))
 from lgip_dataset import cli
 sys.exit(cli.main(argv))
 """
@@ -114,15 +113,25 @@ sys.exit(cli.main(argv))
 
 def run_killed(point: int, *argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``lgip ARGV`` in a subprocess that sends itself SIGKILL just before its ``point``-th ``os.replace``
-    (each atomic write ends in one), so a kill -9 lands at a reproducible place; ``point=0`` never kills
-    and reports on stderr how many replaces the run made (``KILL-POINTS N``)."""
+    (each atomic write ends in one), so a kill -9 lands at a reproducible place; with fewer replaces the
+    run completes."""
     full_env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     return subprocess.run([sys.executable, "-c", KILLER, str(point), *map(str, argv)], cwd=REPO, env=full_env,
                           capture_output=True, text=True, timeout=600)
 
 
-def kill_points(result: subprocess.CompletedProcess) -> int:
-    """The number of ``os.replace`` calls an unkilled :func:`run_killed` made."""
-    assert result.returncode == 0, result.stderr[-3000:]
-    return int(result.stderr.rsplit("KILL-POINTS", 1)[1].split()[0])
+@contextlib.contextmanager
+def counting_replaces():
+    """Count the ``os.replace`` calls made in this process meanwhile (``[n]``): the kill points of the run."""
+    real, calls = os.replace, [0]
+
+    def replace(*args, **kwargs):
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    os.replace = replace
+    try:
+        yield calls
+    finally:
+        os.replace = real

@@ -552,8 +552,11 @@ def case_metric_bool_scores(world, tmp, metric):
 
 
 def case_metric_caption_on_two_images(world, tmp, metric):
-    metric_error(lambda: metric.compute(**{**ROWS, "image_ids": [139, 140, 139, 285, 285]}, bootstrap=0),
-                 "caption_ids", "'c1'", "139", "140")
+    """Accepted as two base pairs (a base pair is (image, caption)), and said out loud."""
+    with pytest.warns(UserWarning, match=r"caption_ids 'c1' with image_ids 139 and 140") as caught:
+        result = metric.compute(**{**ROWS, "image_ids": [139, 140, 139, 285, 285]}, bootstrap=0)
+    assert caught[0].category.__name__ == "SharedCaptionWarning"
+    assert result["counts"]["PR"]["base_pairs"] == 3
 
 
 def case_metric_huge_scores(world, tmp, metric):

@@ -75,5 +75,9 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
 
 
 def report_from_files(paths, out_dir: str | Path, *, paper: bool = False) -> dict[str, Path]:
-    """``write_report`` of results files (or folders holding results.json), refusing mixed datasets."""
-    return write_report(load_comparable(paths), out_dir, paper=paper)
+    """``write_report`` of results files (or folders holding results.json), refusing mixed datasets and
+    missing or damaged score files before any report file is written."""
+    loaded = load_comparable(paths)
+    for results in loaded:
+        results.check_scores()
+    return write_report(loaded, out_dir, paper=paper)
