@@ -86,7 +86,10 @@ def check_image(path: Path) -> ImageCheck:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         return ImageCheck(path, error=f"image file larger than {MAX_FILE_BYTES // 2**20} MiB ({size:,} bytes)")
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        return ImageCheck(path, error=f"image file unreadable ({err.strerror or type(err).__name__})")
     try:
         image = decode_image(data)
     except ImageError as err:

@@ -73,6 +73,10 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         raise DataError(f"--out {out} is a file, not a folder; remove it or choose another --out")
     if out.exists() and not overwrite:
         raise DataError(f"output folder {out} already exists; pass --overwrite to replace it")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DataError(f"--out {out}: cannot create {out.parent} ({err.strerror or err}); choose another --out") from None
     if config.images is not None and not Path(config.images).is_dir():
         raise DataError(f"--images {config.images} is not a folder")
     perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff, families=config.families)
@@ -90,8 +94,8 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     )
     staging = out.parent / f".{out.name}.partial"
     captions_sha256 = _sha256(Path(config.captions))
-    _prepare_staging(staging, _build_key(config, captions_sha256))
     try:
+        _prepare_staging(staging, _build_key(config, captions_sha256))
         counts = _write_staging(staging, config, captions_sha256, perturber, selected, skips, progress)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way

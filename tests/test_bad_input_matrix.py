@@ -326,6 +326,21 @@ def case_build_no_usable_image_leaves_no_partial(world, tmp):
     assert not out.exists() and not (tmp / ".out.partial").exists()
 
 
+def case_build_out_cannot_be_created(world, tmp):
+    (tmp / "file").write_text("x", encoding="utf-8")
+    outcome = run_cli("build", "--captions", world["captions"], "--images", world["images"],
+                      "--out", tmp / "file" / "sub" / "out", "--quiet")
+    error(outcome, "--out", "cannot create")
+
+
+def case_build_image_path_is_a_folder(world, tmp):
+    captions, folder = write_coco(tmp)
+    (folder / f"{2:012d}.jpg").unlink()
+    (folder / f"{2:012d}.jpg").mkdir()  # a folder where a file should be: reading it fails
+    outcome, out = build(tmp, captions, folder)
+    build_skip(outcome, out, "image file missing", annotations=20, images=4)
+
+
 def case_build_unknown_family(world, tmp):
     error(build(tmp, world["captions"], world["images"], "--families", "core,nope")[0], "--families", "nope")
 
@@ -531,6 +546,11 @@ def case_report_scores_truncated(world, tmp):
     path = run / "scores.parquet"
     path.write_bytes(path.read_bytes()[:-100])
     error(report(run, tmp), "scores.parquet")
+
+
+def case_report_out_is_a_file(world, tmp):
+    (tmp / "report").write_text("x", encoding="utf-8")
+    error(report(_run_copy(world, tmp), tmp), "--out", "is a file")
 
 
 def case_report_wrong_format(world, tmp):
