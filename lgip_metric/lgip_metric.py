@@ -71,7 +71,8 @@ _CITATION = """\
 """
 
 _KWARGS_DESCRIPTION = """\
-Args (one entry per (image, caption, variant) row; rows may come in any order):
+Args (one entry per (image, caption, variant) row; rows may come in any order; scores are finite
+numbers within ±1e100, booleans are refused):
     original_scores (`list` of `float`): s(I, c), the similarity of the image and its caption.
     variant_scores (`list` of `float`): s(I, v), the similarity of the image and the variant.
     variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
@@ -79,7 +80,8 @@ Args (one entry per (image, caption, variant) row; rows may come in any order):
         "color", "count", "negation", "binding", "relation", "spatial", "temporal",
         "scramble_content", "scramble_function", "scramble_all" (flips), or a type named in
         `extra_types`.
-    caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`).
+    caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`); an id met
+        with several image ids counts once per image, with a `SharedCaptionWarning`.
     image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
         (image, caption) and the bootstrap resamples images.
     pair_level (`bool`, default False): average over rows instead of over base pairs first.
