@@ -7,6 +7,7 @@ import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
@@ -30,6 +31,8 @@ def read_rows(dataset, config: str, limit: int | None) -> pa.Table:
 
 def _check_unique_row_ids(rows: pa.Table, dataset, config: str) -> None:
     """Refuse repeated ``row_id``s: scores, joins and statistics key rows by them."""
+    if len(pc.unique(rows.column("row_id"))) == rows.num_rows:  # hashed in Arrow, no Python strings
+        return
     ids = rows.column("row_id").to_pandas()
     repeated = ids.duplicated(keep=False)
     if repeated.any():
