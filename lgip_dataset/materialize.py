@@ -348,9 +348,9 @@ def _publish(staging: Path, out: Path) -> None:
     """Move the finished staging folder into place; an old ``out`` is replaced only at the end."""
     for leftover in staging.glob(".images-*.bad.json"):
         leftover.unlink()
+    trash = out.parent / f".{out.name}.old"
+    shutil.rmtree(trash, ignore_errors=True)  # left by a run killed between the two replaces below
     if out.exists():
-        trash = out.parent / f".{out.name}.old"
-        shutil.rmtree(trash, ignore_errors=True)  # left by a run killed between the two replaces below
         os.replace(out, trash)
         os.replace(staging, out)
         shutil.rmtree(trash)
