@@ -165,6 +165,7 @@ def test_evaluate_killed_while_reporting_then_rerun_gives_the_same_outputs(score
 
 
 @pytest.mark.fuzz
+@pytest.mark.timeout(3600)  # two dozen killed runs, each loading torch afresh
 def test_score_and_evaluate_killed_at_every_point(scored, tmp_path):
     for run in (_score_resumes, _evaluate_resumes):
         point = 1
