@@ -44,6 +44,7 @@ setup(
         "statsmodels>=0.14",
         "matplotlib>=3.8",
         "tqdm>=4.66",
+        "filelock>=3.12",
     ],
     extras_require={
         "dev": [

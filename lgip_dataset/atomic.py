@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+TEMP_SUFFIX = ".tmp"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -19,7 +20,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     os.close(fd)
     tmp_path = Path(tmp)
     tmp_path.chmod(0o666 & ~_UMASK)  # mkstemp makes 0600; the final file gets ordinary permissions
@@ -36,3 +37,14 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def remove_stale_temps(folder: str | Path) -> list[Path]:
+    """Delete the temporary files a killed writer left under ``folder`` (``.<name>.*.tmp``); return them.
+
+    Call it only while no other process writes there (a build's own staging folder, a locked ``--out``).
+    """
+    stale = sorted(Path(folder).rglob(f".*{TEMP_SUFFIX}"))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale

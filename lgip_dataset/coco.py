@@ -83,10 +83,15 @@ def read_coco_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
         raise DataError(f"{path}: expected an object with 'images' and 'annotations', got a {kind}{hint}")
     licenses = {lic.get("id"): lic for lic in data.get("licenses", []) if isinstance(lic, dict)}
     entries: dict[int, ImageEntry] = {}
+    first_index: dict[int, int] = {}
     for index, image in enumerate(data["images"]):
         try:
             image_id = int(image["id"])
             lic = licenses.get(image.get("license"), {})
+            if image_id in entries:
+                _check_repeated_image(path, index, first_index[image_id], entries[image_id], image)
+                continue
+            first_index[image_id] = index
             entries[image_id] = ImageEntry(
                 image_id=image_id,
                 file_name=str(image["file_name"]),
@@ -101,15 +106,29 @@ def read_coco_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
             raise DataError(f"{path}: images[{index}] lacks a valid 'id' or 'file_name' ({err!r})") from None
     annotations = data["annotations"]
     order = sorted(range(len(annotations)), key=lambda i: _annotation_key(annotations[i], path, i))
+    seen: dict[int, int] = {}
     for index in order:
         ann = annotations[index]
         where = f"{path.name}: annotations[{index}] (id {ann['id']})"
+        if int(ann["id"]) in seen:  # one caption id must name one caption: keep the first, count the rest
+            skips.add("duplicate annotation id", where, f"id already used by annotations[{seen[int(ann['id'])]}]")
+            continue
+        seen[int(ann["id"])] = index
         entry = entries.get(int(ann["image_id"]))
         if entry is None:
             skips.add("caption without image entry", where, f"image_id {ann['image_id']}")
             continue
         _add_caption(entry, f"c{ann['id']}", ann.get("caption"), where, skips)
     return [entries[i] for i in sorted(entries)]
+
+
+def _check_repeated_image(path: Path, index: int, first: int, entry: ImageEntry, image: dict) -> None:
+    """A repeated ``images`` entry is harmless when it names the same file; else which one is meant?"""
+    if str(image["file_name"]) != entry.file_name:
+        raise DataError(
+            f"{path}: images[{index}] repeats id {entry.image_id} of images[{first}] with a different file_name "
+            f"({image['file_name']!r} vs {entry.file_name!r}); give each image its own id"
+        )
 
 
 def _annotation_key(ann, path: Path, index: int) -> tuple[int, int]:
@@ -129,17 +148,29 @@ def read_karpathy(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
     for index, item in enumerate(data):
         if not isinstance(item, dict) or "image" not in item or "caption" not in item:
             raise DataError(f"{path}: entry [{index}] needs 'image' and 'caption' keys")
-        image_id = item.get("image_id")
-        match = _DIGITS.search(str(item["image"]))
-        if image_id is None and match is None:
-            raise DataError(f"{path}: entry [{index}] has no 'image_id' and no id in file name {item['image']!r}")
-        image_id = int(image_id if isinstance(image_id, int) or str(image_id).isdigit() else match.group(1))
+        image_id = _karpathy_image_id(path, index, item)
         entry = entries.setdefault(image_id, ImageEntry(image_id=image_id, file_name=str(item["image"])))
         captions = item["caption"] if isinstance(item["caption"], list) else [item["caption"]]
         for raw in captions:
             n = len(entry.captions)
             _add_caption(entry, f"k{image_id}_{n}", raw, f"{path.name}: entry [{index}]", skips)
     return [entries[i] for i in sorted(entries)]
+
+
+def _karpathy_image_id(path: Path, index: int, item: dict) -> int:
+    """The entry's integer ``image_id`` (an int or a string of digits), else the digits of its file name."""
+    image_id = item.get("image_id")
+    if image_id is None:
+        match = _DIGITS.search(str(item["image"]))
+        if match is None:
+            raise DataError(f"{path}: entry [{index}] has no 'image_id' and no numeric id in its file name "
+                            f"{item['image']!r}; add an integer 'image_id'")
+        return int(match.group(1))
+    if isinstance(image_id, int) and not isinstance(image_id, bool):
+        return image_id
+    if isinstance(image_id, str) and image_id.isascii() and image_id.isdigit():
+        return int(image_id)
+    raise DataError(f"{path}: entry [{index}] has image_id {image_id!r}; an image_id must be an integer")
 
 
 def read_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
@@ -187,6 +218,9 @@ def select_images(
     if num_images is not None:
         if num_images < 1:
             raise DataError(f"--num-images must be at least 1, got {num_images}")
+        if num_images > len(pool):
+            raise DataError(f"--num-images {num_images} but only {len(pool)} image(s) with usable captions are "
+                            f"available; pass --num-images {len(pool)} or leave it out to take all")
         if num_images < len(pool):
             pool = sorted(random.Random(seed).sample(pool, num_images), key=lambda e: e.image_id)
     for entry in pool:

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets.exceptions import DatasetGenerationError
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
@@ -30,16 +33,32 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
                 f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
                 "build it with `lgip build` or point --dataset at a folder made by it"
             )
-        return datasets.load_dataset(
-            "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
-            features=schema.FEATURES[config],
-        )
+        for shard in shards:
+            _check_shard(shard)
+        try:
+            return datasets.load_dataset(
+                "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
+                features=schema.FEATURES[config],
+            )
+        except DatasetGenerationError as err:
+            cause = err.__cause__ or err
+            raise DataError(f"{path / config}: its parquet shards could not be read ({type(cause).__name__}: "
+                            f"{str(cause).splitlines()[0][:300]}); rebuild the folder with `lgip build`") from None
     if "/" not in str(dataset):
         raise DataError(f"dataset {str(dataset)!r} is neither an existing folder nor a Hub id like 'org/lgip'")
     try:
         return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
     except Exception as err:  # the Hub client raises many types; name the input and the cause
         raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
+
+
+def _check_shard(shard: Path) -> None:
+    """Refuse a truncated or foreign parquet file by its footer (cheap), naming the file."""
+    try:
+        pq.read_metadata(shard)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise DataError(f"{shard}: not a readable parquet file ({err}); it may be truncated or corrupt: "
+                        "rebuild the folder with `lgip build`") from None
 
 
 def build_info(dataset: str | Path) -> dict:

@@ -6,17 +6,22 @@ reports and the Space all go through it.
 from __future__ import annotations
 
 import io
+import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 from PIL import Image
 
 from lgip_dataset.errors import DataError
 
 MAX_PIXELS = 40_000_000  # COCO images are at most 640 px a side; anything this big is refused
 MAX_FILE_BYTES = 50 * 1024 * 1024
+_WIDE_GRAY = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # integer grayscale modes of 16-bit PNGs and TIFFs
+_ADDRESS = re.compile(r" ?<[^<>]* at 0x[0-9a-fA-F]+>")  # "<_io.BytesIO object at 0x7f..>": differs per run
 
 
 @dataclass(frozen=True)
@@ -47,11 +52,31 @@ def decode_image(data: bytes) -> Image.Image:
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise ImageError(f"image too large: {width}x{height} pixels (limit {MAX_PIXELS:,})")
-            return image.convert("RGB")
+            return _to_rgb(image)
     except Image.DecompressionBombError as err:
         raise ImageError(f"image refused as a decompression bomb: {err}") from None
+    except Image.UnidentifiedImageError:
+        raise ImageError("corrupt or unreadable image: not a recognised image format") from None
     except (OSError, SyntaxError, ValueError) as err:
-        raise ImageError(f"corrupt or unreadable image: {err}") from None
+        raise ImageError(f"corrupt or unreadable image: {_ADDRESS.sub('', str(err))}") from None
+
+
+def _to_rgb(image: Image.Image) -> Image.Image:
+    """RGB of ``image``; 16/32-bit integer grayscale is rescaled from 0..65535 (PIL's own conversion clips
+    it to 255, so a 16-bit PNG would come out almost white)."""
+    if image.mode in _WIDE_GRAY:
+        wide = np.asarray(image, dtype=np.float64)
+        gray = np.clip(np.rint(wide * (255 / 65535)), 0, 255).astype(np.uint8)
+        return Image.fromarray(gray, mode="L").convert("RGB")
+    return image.convert("RGB")
+
+
+def image_path_inside(images_dir: Path, file_name: str) -> Path | None:
+    """``images_dir / file_name``, or None when the name leaves ``images_dir`` (an absolute path or ``..``)."""
+    name = os.path.normpath(file_name)
+    if os.path.isabs(name) or name in (".", "..") or name.startswith(".." + os.sep):
+        return None
+    return images_dir / name
 
 
 def check_image(path: Path) -> ImageCheck:
@@ -61,7 +86,10 @@ def check_image(path: Path) -> ImageCheck:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         return ImageCheck(path, error=f"image file larger than {MAX_FILE_BYTES // 2**20} MiB ({size:,} bytes)")
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        return ImageCheck(path, error=f"image file unreadable ({err.strerror or type(err).__name__})")
     try:
         image = decode_image(data)
     except ImageError as err:

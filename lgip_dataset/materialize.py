@@ -22,13 +22,13 @@ from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
 from lgip_dataset import schema, sugarcrepe
-from lgip_dataset.atomic import atomic_path, atomic_write_text
+from lgip_dataset.atomic import atomic_path, atomic_write_text, remove_stale_temps
 from lgip_dataset.card import write_card
 from lgip_dataset.coco import ImageEntry, read_captions, select_images
 from lgip_dataset.errors import DataError
 from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
-from lgip_dataset.images import check_images
+from lgip_dataset.images import check_images, image_path_inside
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.families.hard import hard_flip_provenance
 from lgip_dataset.perturb.plausibility import build_counts, image_fold
@@ -72,8 +72,14 @@ class BuildSummary:
 def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True) -> BuildSummary:
     """Build the folder ``config.out``; return its counts and the recorded skips."""
     out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"--out {out} is a file, not a folder; remove it or choose another --out")
     if out.exists() and not overwrite:
         raise DataError(f"output folder {out} already exists; pass --overwrite to replace it")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DataError(f"--out {out}: cannot create {out.parent} ({err.strerror or err}); choose another --out") from None
     if config.images is not None and not Path(config.images).is_dir():
         raise DataError(f"--images {config.images} is not a folder")
     perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff, families=config.families)
@@ -90,7 +96,23 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         skips=skips,
     )
     staging = out.parent / f".{out.name}.partial"
-    _prepare_staging(staging, _build_key(config, captions_sha256))
+    try:
+        _prepare_staging(staging, _build_key(config, captions_sha256))
+        counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, progress)
+    except DataError:
+        shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
+        raise
+    except OSError as err:
+        raise DataError(f"build failed while writing {staging}: {err}; its finished image shards are kept and a "
+                        "rerun with the same arguments resumes from them (delete that folder to start over)") from err
+    _publish(staging, out)
+    return BuildSummary(out=out, counts=counts, skips=skips)
+
+
+def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, perturber: Perturber,
+                   selected: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog,
+                   progress: bool) -> dict:
+    """Write every shard, the build record and the card into ``staging``; return the counts."""
     if config.images is not None:
         kept = _write_image_shards(staging, selected, Path(config.images), skips, progress)
         kept_ids = {e.image_id for e in kept}
@@ -108,8 +130,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
-    _publish(staging, out)
-    return BuildSummary(out=out, counts=counts, skips=skips)
+    return counts
 
 
 def _read_source(config: BuildConfig, skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]], str]:
@@ -153,6 +174,7 @@ def _prepare_staging(staging: Path, key: dict) -> None:
         same = key_file.exists() and json.loads(key_file.read_text(encoding="utf-8")) == key
         if not same:
             shutil.rmtree(staging)
+        remove_stale_temps(staging)  # half-written files of a killed run
     staging.mkdir(parents=True, exist_ok=True)
     atomic_write_text(key_file, json.dumps(key, sort_keys=True))
 
@@ -188,8 +210,10 @@ def _write_image_shards(
 
 def _write_image_shard(path: Path, sidecar: Path, chunk: list[ImageEntry], images_dir: Path) -> dict[int, str]:
     rows = {name: [] for name in schema.IMAGE_FEATURES}
-    bad = {}
-    for entry, check in zip(chunk, check_images(images_dir / e.file_name for e in chunk)):
+    paths = {e.image_id: image_path_inside(images_dir, e.file_name) for e in chunk}
+    bad = {e.image_id: "file_name leaves the --images folder" for e in chunk if paths[e.image_id] is None}
+    inside = [e for e in chunk if e.image_id not in bad]
+    for entry, check in zip(inside, check_images(paths[e.image_id] for e in inside)):
         if check.error:
             bad[entry.image_id] = check.error
             continue
@@ -369,9 +393,9 @@ def _publish(staging: Path, out: Path) -> None:
     """Move the finished staging folder into place; an old ``out`` is replaced only at the end."""
     for leftover in staging.glob(".images-*.bad.json"):
         leftover.unlink()
+    trash = out.parent / f".{out.name}.old"
+    shutil.rmtree(trash, ignore_errors=True)  # left by a run killed between the two replaces below
     if out.exists():
-        trash = out.parent / f".{out.name}.old"
-        shutil.rmtree(trash, ignore_errors=True)
         os.replace(out, trash)
         os.replace(staging, out)
         shutil.rmtree(trash)

@@ -61,7 +61,7 @@ import datasets
 import evaluate
 
 from .about import CITATION, CODEBASE_URLS, HOMEPAGE, LICENSE
-from .stats import lgip_statistics
+from .stats import lgip_statistics, score_array
 from .variant_types import VARIANT_TYPES
 
 _DESCRIPTION = __doc__.split("\nExamples:")[0]
@@ -71,13 +71,15 @@ def _type_names(kind: str) -> str:
 
 
 _KWARGS_DESCRIPTION = f"""\
-Args (one entry per (image, caption, variant) row; rows may come in any order):
+Args (one entry per (image, caption, variant) row; rows may come in any order; scores are finite
+numbers within ±1e100, booleans are refused):
     original_scores (`list` of `float`): s(I, c), the similarity of the image and its caption.
     variant_scores (`list` of `float`): s(I, v), the similarity of the image and the variant.
     variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
     variant_types (`list` of `str`): {_type_names("paraphrase")} (paraphrases),
         {_type_names("flip")} (flips), or a type named in `extra_types`.
-    caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`).
+    caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`); an id met
+        with several image ids counts once per image, with a `SharedCaptionWarning`.
     image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
         (image, caption) and the bootstrap resamples images.
     pair_level (`bool`, default False): average over rows instead of over base pairs first.
@@ -125,6 +127,15 @@ class LGIP(evaluate.Metric):
             license=LICENSE,
             reference_urls=["https://cocodataset.org/"],
         )
+
+    def add_batch(self, **columns):
+        """Refuse a missing column or boolean scores by name before ``evaluate`` casts them to float64."""
+        for name in self._feature_names():
+            if columns.get(name) is None:
+                raise ValueError(f"missing input {name!r}: pass one value per row for each of {list(_FEATURES)}")
+        for name in ("original_scores", "variant_scores"):
+            score_array(columns[name], name)
+        return super().add_batch(**columns)
 
     def _compute(
         self,

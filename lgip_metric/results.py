@@ -22,6 +22,11 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
 
 Version 1 files (no code version, settings or flat blocks) are still read; their ``metrics`` and
 ``higher_is_better`` are derived from ``statistics`` on load.
+
+Two runs of the same model on the same dataset write the same file except for ``VOLATILE``: the
+moment of writing, the durations, and how many embeddings came from the cache rather than the
+model (a resumed run takes from the cache what the killed one encoded). ``without_volatile``
+drops those fields, e.g. to compare a resumed run with an uninterrupted one.
 """
 from __future__ import annotations
 
@@ -32,8 +37,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from lgip_dataset import __version__
+from lgip_dataset import __version__, schema
 from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
@@ -44,6 +51,29 @@ HIGHER_IS_BETTER = {"E_inv": False, "E_sens": True, "PR": True, stats.NWAY: True
 RESULTS_FILE = "results.json"
 RANDOM_MARK = "random weights"
 STATS_COLUMNS = ("s_original", "s_variant", "kind", "type", "caption_id", "image_id")
+
+
+VOLATILE = (
+    ("created",),
+    ("provenance", "created"),
+    ("provenance", "timing"),
+    *(("provenance", "counts", name) for name in ("encoded_images", "encoded_texts", "cached_images", "cached_texts")),
+)
+
+
+def without_volatile(record: dict, prefix: tuple[str, ...] = ()) -> dict:
+    """A deep copy of a results record (``prefix=("provenance",)``: a provenance record) without ``VOLATILE``."""
+    record = json.loads(json.dumps(record))
+    for path in VOLATILE:
+        if path[: len(prefix)] != prefix or len(path) == len(prefix):
+            continue
+        *parents, last = path[len(prefix):]
+        holder = record
+        for key in parents:
+            holder = holder.get(key, {}) if isinstance(holder, dict) else {}
+        if isinstance(holder, dict):
+            holder.pop(last, None)
+    return record
 
 
 def model_label(provenance: dict) -> str:
@@ -165,6 +195,29 @@ class Results:
     def scores_path(self) -> Path:
         return self.path.parent / self.data["scores"]
 
+    def check_scores(self) -> None:
+        """Refuse a missing score file, or one whose parquet footer or columns are wrong (a cheap read)."""
+        try:
+            names = pq.read_schema(self.scores_path).names
+        except FileNotFoundError:
+            raise DataError(f"{self.path}: its score file {self.scores_path} is missing; keep scores.parquet "
+                            "beside results.json or rerun `lgip evaluate`") from None
+        except (pa.ArrowInvalid, OSError) as err:
+            raise DataError(f"{self.scores_path} (named by {self.path}) is not a readable parquet file ({err}); "
+                            "rerun `lgip evaluate`") from None
+        missing = [c for c in schema.SCORE_COLUMNS if c not in names]
+        if missing:
+            raise DataError(f"{self.scores_path} (named by {self.path}) lacks the columns {missing}; "
+                            "rerun `lgip evaluate`")
+
+    def read_scores(self, columns: list[str]) -> pd.DataFrame:
+        """``columns`` of the score file; a file damaged past its footer is named, not a traceback."""
+        try:
+            return pd.read_parquet(self.scores_path, columns=columns)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise DataError(f"{self.scores_path} (named by {self.path}) could not be read ({err}); "
+                            "rerun `lgip evaluate`") from None
+
 
 def load_results(path: str | Path) -> Results:
     """Read and check one results file; errors name the file."""
@@ -182,7 +235,29 @@ def load_results(path: str | Path) -> Results:
     if data.get("version") not in READABLE_VERSIONS:
         raise DataError(f"{path}: results version {data.get('version')!r}; this lgip reads versions "
                         f"{', '.join(map(str, READABLE_VERSIONS))}")
+    _check_layout(path, data)
     return Results(path, data)
+
+
+# What a report reads from a results file: top-level keys with their JSON types, and nested keys.
+_LAYOUT = {"model": dict, "dataset": dict, "statistics": dict, "averaging": str, "scores": str}
+_NESTED = {"model": ("label",), "dataset": ("fingerprint",),
+           "statistics": ("E_inv", "E_sens", "PR", "counts", "per_type", "bootstrap")}
+
+
+def _check_layout(path: Path, data: dict) -> None:
+    """Refuse a results file that lacks what reports read, naming the key (before any table is written)."""
+    for key, kind in _LAYOUT.items():
+        value = data.get(key)
+        if not isinstance(value, kind):
+            state = "missing" if key not in data else f"{json.dumps(value)[:40]}"
+            raise DataError(f"{path}: key {key!r} is {state}, expected a JSON {'object' if kind is dict else 'string'}; "
+                            "rewrite the file with `lgip evaluate`")
+        missing = [name for name in _NESTED.get(key, ()) if value.get(name) is None]
+        if missing:
+            raise DataError(f"{path}: {key!r} lacks {missing}; rewrite the file with `lgip evaluate`")
+
+
 
 
 def load_comparable(paths) -> list[Results]:

@@ -7,6 +7,7 @@ import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
@@ -23,7 +24,22 @@ def read_rows(dataset, config: str, limit: int | None) -> pa.Table:
         raise DataError(f"config {config!r} of {dataset} lacks the columns {missing}; score the 'pairs' config")
     if limit is not None:
         rows = rows.select(range(min(limit, rows.num_rows)))
-    return rows.select_columns(list(ROW_COLUMNS)).with_format("arrow")[:]
+    table = rows.select_columns(list(ROW_COLUMNS)).with_format("arrow")[:]
+    _check_unique_row_ids(table, dataset, config)
+    return table
+
+
+def _check_unique_row_ids(rows: pa.Table, dataset, config: str) -> None:
+    """Refuse repeated ``row_id``s: scores, joins and statistics key rows by them."""
+    if len(pc.unique(rows.column("row_id"))) == rows.num_rows:  # hashed in Arrow, no Python strings
+        return
+    ids = rows.column("row_id").to_pandas()
+    repeated = ids.duplicated(keep=False)
+    if repeated.any():
+        first = ids[repeated].iloc[0]
+        where = ", ".join(str(i) for i in ids.index[ids == first][:3])
+        raise DataError(f"config {config!r} of {dataset} has {int(ids.duplicated().sum())} repeated row_id(s), e.g. "
+                        f"{first!r} at rows {where}; row ids must be unique (rebuild the dataset with `lgip build`)")
 
 
 GROUP_TEXTS = ("caption_a", "caption_b")

@@ -32,6 +32,7 @@ of two models scored on the same rows (paired bootstrap and McNemar's exact test
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +54,8 @@ AVERAGING = {
     "base_pair": "mean over base (image, caption) pairs of the mean over their variants",
     "pair_level": "pair-level mean: every (image, caption, variant) row weighted equally",
 }
+# Similarities are bounded; past this, sums of score differences (and their bootstrap) could overflow float64.
+MAX_ABS_SCORE = 1e100
 _CHUNK_CELLS = 1 << 22  # bootstrap weights generated ~4M cells at a time
 
 
@@ -108,7 +111,14 @@ def _as_array(values, name: str, dtype=None) -> np.ndarray:
     return array
 
 
-def _scores(values, name: str) -> np.ndarray:
+def score_array(values, name: str) -> np.ndarray:
+    """``values`` as float64, refusing booleans, NaN/inf and magnitudes over ``MAX_ABS_SCORE`` (row named)."""
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        raise LGIPInputError(f"{name} must be numbers, got booleans")
+    if not isinstance(values, np.ndarray):
+        flag = next((i for i, v in enumerate(values) if isinstance(v, (bool, np.bool_))), None)
+        if flag is not None:
+            raise LGIPInputError(f"{name} must be numbers; row {flag} is the boolean {values[flag]!r}")
     try:
         array = _as_array(values, name).astype(np.float64, copy=False)
     except (TypeError, ValueError) as err:
@@ -119,6 +129,11 @@ def _scores(values, name: str) -> np.ndarray:
         raise LGIPInputError(
             f"{name} has {int(bad.sum())} NaN/inf value(s); the first is row {first} ({float(array[first])})"
         )
+    huge = np.abs(array) > MAX_ABS_SCORE
+    if huge.any():
+        first = int(np.flatnonzero(huge)[0])
+        raise LGIPInputError(f"{name} has {int(huge.sum())} value(s) beyond ±{MAX_ABS_SCORE:g}; the first is row "
+                             f"{first} ({float(array[first])}); rescale the scores (their differences would overflow)")
     return array
 
 
@@ -199,7 +214,31 @@ def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.nda
     cap_codes, cap_keys = _factorize_ids(captions[starts])
     img_codes, img_keys = _factorize_ids(images[starts])
     combined, head_pair = np.unique(img_codes * len(cap_keys) + cap_codes, return_inverse=True)
+    _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
     return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
+
+
+class SharedCaptionWarning(UserWarning):
+    """A caption id occurs with several image ids: each (image, caption) is scored as its own base pair."""
+
+
+def _warn_shared_captions(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys, img_keys) -> None:
+    """Say so when a caption id occurs with two or more image ids (never silently).
+
+    A base pair is (image, caption), so such rows are counted as separate base pairs, which is right
+    for per-image caption numbering ("0", "1", ... on every image) and wrong for mislabelled rows of
+    an LGIP dataset, whose caption ids are unique.
+    """
+    caps, counts = np.unique(pair_caps, return_counts=True)
+    shared = caps[counts > 1]
+    if shared.size:
+        images = img_keys[pair_imgs[pair_caps == shared[0]][:2]].tolist()
+        warnings.warn(
+            f"{shared.size} caption id(s) occur with more than one image id, e.g. caption_ids "
+            f"{cap_keys[shared[0]].item()!r} with image_ids {images[0]!r} and {images[1]!r}; each (image, caption) "
+            "is counted as its own base pair. If caption ids should be unique, the rows are mislabelled.",
+            SharedCaptionWarning, stacklevel=4,
+        )
 
 
 def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, extra_types):
@@ -212,7 +251,7 @@ def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, 
     }
     arrays = {name: _as_array(values, name) for name, values in scores.items()}
     _check_lengths(**arrays, **labels)
-    arrays = {name: _scores(values, name) for name, values in arrays.items()}
+    arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = _pairs(labels["caption_ids"], labels["image_ids"])
     return arrays, _Rows(pair, stratum, strata, pair_image, pair_caption, image_keys)
@@ -414,7 +453,8 @@ def _interval(replicates: np.ndarray, confidence: float) -> np.ndarray:
     return np.nanquantile(replicates, [alpha, 1.0 - alpha], axis=0).T
 
 
-def _check_options(bootstrap: int, confidence: float) -> None:
+def check_options(bootstrap: int, confidence: float) -> None:
+    """Refuse a negative or fractional number of resamples, or a coverage outside (0, 1)."""
     if int(bootstrap) != bootstrap or bootstrap < 0:
         raise LGIPInputError(f"bootstrap must be a non-negative number of resamples, got {bootstrap!r}")
     if not 0.0 < confidence < 1.0:
@@ -479,7 +519,7 @@ def statistics(
     A kind without rows is an error unless ``require_both_kinds=False`` (e.g. one caption with no
     word to flip): then its metrics are None, with no counts or intervals.
     """
-    _check_options(bootstrap, confidence)
+    check_options(bootstrap, confidence)
     if require_both_kinds:
         _require_both_kinds(summary)
     columns, numerators, denominators, support = _per_image(summary, pair_level)
@@ -577,7 +617,7 @@ def compare(
     rows; rows are treated as independent, which clustering by image makes optimistic - prefer
     the bootstrap interval of the PR difference), on the headline flip types and per flip type.
     """
-    _check_options(bootstrap, confidence)
+    check_options(bootstrap, confidence)
     scores, rows = _encode(
         {"original_scores_a": original_scores_a, "variant_scores_a": variant_scores_a,
          "original_scores_b": original_scores_b, "variant_scores_b": variant_scores_b},

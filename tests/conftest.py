@@ -1,4 +1,12 @@
-"""Shared fixtures: the real COCO files in ``../shared/coco`` (skipped when absent)."""
+"""Shared fixtures: the real COCO files in ``../shared/coco`` (skipped when absent), and the hypothesis
+profiles.
+
+Property tests run under the ``ci`` profile by default: ``derandomize=True`` draws the same examples
+on every run and machine, and ``database=None`` keeps no example database between runs, so a test
+that passes once passes every time. ``HYPOTHESIS_PROFILE=fuzz`` draws fresh random examples
+(``--hypothesis-seed=N`` replays a seed; ``LGIP_FUZZ_EXAMPLES`` sets how many per test) for the
+``fuzz``-marked tests, which the default run deselects (see README.md, "Fuzzing").
+"""
 from __future__ import annotations
 
 import os
@@ -6,6 +14,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
+settings.register_profile(
+    "fuzz", derandomize=False, database=None, print_blob=True, deadline=None,
+    max_examples=int(os.environ.get("LGIP_FUZZ_EXAMPLES", "2000")), suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parents[1]
 COCO_DIR = REPO.parent / "shared" / "coco"

@@ -63,6 +63,7 @@ def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
 
 def run(args: argparse.Namespace) -> int:
     from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.perturb.registry import resolve_families
 
     source, captions, card = _source(args)
     cap = args.captions_per_image if args.captions_per_image is not None else (5 if source == "coco" else None)
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         k_diff=args.k_diff,
         license_ids=args.license_ids,
         image_ids=args.image_ids,
-        families=args.families,
+        families=resolve_families(args.families, what="--families") if args.families else None,
         groups=args.groups,
         **card,
     )

@@ -31,6 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lgip_metric.commands.score import is_main_rank
+    from lgip_metric.output_lock import claimed_output
+
+    with claimed_output(args.out, lock=is_main_rank()):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from lgip_dataset import SAMPLE_DIR
@@ -42,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     from lgip_metric.groups import group_scores
     from lgip_metric.report import write_report
 
+    try:  # before any scoring: a bad option would otherwise surface only at the statistics
+        stats.check_options(args.bootstrap, args.confidence)
+    except stats.LGIPInputError as err:
+        raise DataError(f"--bootstrap/--confidence: {err}") from None
     scored = score_dataset(
         args.model, args.dataset or SAMPLE_DIR, args.out, pretrained=args.pretrained, config=args.config,
         batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,

@@ -14,8 +14,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lgip_metric.output_lock import claimed_output
     from lgip_metric.report import report_from_files
 
-    paths = report_from_files(args.results, args.out, paper=args.paper_reference)
+    with claimed_output(args.out):
+        paths = report_from_files(args.results, args.out, paper=args.paper_reference)
     print("\n".join(f"{name:<16} -> {path}" for name, path in paths.items()))
     return 0

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser,
     parser.add_argument("--cache-dir", default=None,
                         help="embedding cache folder (default: $LGIP_CACHE_DIR or ~/.cache/lgip/embeddings); 'none' disables it")
     parser.add_argument("--num-workers", type=int, default=None, help="image decoding workers (default: CPUs - 1, at most 8)")
-    parser.add_argument("--limit", type=int, default=None, help="score only the first N rows")
+    parser.add_argument("--limit", type=positive_int, default=None, help="score only the first N rows (N >= 1)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -47,7 +47,30 @@ def _model_name(value: str) -> str:
     return value
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (argparse names the argument when it is not)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
+    from lgip_metric.output_lock import claimed_output
+
+    with claimed_output(args.out, lock=is_main_rank()):
+        return _run(args)
+
+
+def is_main_rank() -> bool:
+    """Whether this process writes the outputs (always, except on the ranks > 0 of ``torchrun``)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def _run(args: argparse.Namespace) -> int:
     from lgip_dataset import SAMPLE_DIR
     from lgip_metric.engine import score_dataset
 
@@ -65,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         limit=args.limit,
     )
-    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun only rank 0 reports
+    if not is_main_rank():  # under torchrun only rank 0 reports
         return 0
     print(summary(result.provenance, result.scores_path))
     return 0

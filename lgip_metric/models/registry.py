@@ -124,7 +124,9 @@ def _lookup(name: str, pretrained: str | None) -> ModelSpec:
 
 
 def _check_weights(spec: ModelSpec) -> None:
-    """Refuse specs that would silently run with random weights."""
+    """Refuse specs that would silently run with random weights (and local folders open_clip cannot read)."""
+    if spec.identifier.startswith("local-dir:"):
+        _check_local_config(Path(spec.identifier[len("local-dir:"):]))
     if spec.random_weights or spec.backend != OPEN_CLIP:
         return
     if spec.identifier.startswith("local-dir:"):
@@ -139,6 +141,24 @@ def _check_weights(spec: ModelSpec) -> None:
             f"open_clip model {spec.identifier!r} needs --pretrained TAG (known tags: {', '.join(tags) or 'none'}) "
             "or --pretrained none for random weights"
         )
+
+
+def _check_local_config(folder: Path) -> None:
+    """An open_clip ``local-dir:`` folder needs ``open_clip_config.json`` with a ``model_cfg`` object holding
+    ``embed_dim``, ``vision_cfg`` and ``text_cfg`` (what open_clip reads); refuse it here, naming the key."""
+    path = folder / "open_clip_config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelError(f"{path} not found: a local-dir: model folder needs open_clip's config file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ModelError(f"{path}: not valid JSON ({err})") from None
+    model_cfg = config.get("model_cfg") if isinstance(config, dict) else None
+    if not isinstance(model_cfg, dict):
+        raise ModelError(f"{path}: needs a 'model_cfg' object (open_clip's model config)")
+    missing = [k for k in ("embed_dim", "vision_cfg", "text_cfg") if k not in model_cfg]
+    if missing:
+        raise ModelError(f"{path}: 'model_cfg' lacks {missing}; open_clip needs embed_dim, vision_cfg and text_cfg")
 
 
 def _open_clip_names() -> list[str]:

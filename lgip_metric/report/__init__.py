@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 
 from lgip_dataset.atomic import atomic_write_text
 from lgip_metric import stats
@@ -33,8 +32,7 @@ QUALITATIVE_TOP = 12
 def _compare(a: Results, b: Results) -> tuple[dict, int]:
     """``stats.compare`` of two models on the rows both scored (joined by row_id)."""
     columns = ["row_id", "s_original", "s_variant", "kind", "type", "caption_id", "image_id"]
-    rows = pd.read_parquet(a.scores_path, columns=columns).merge(
-        pd.read_parquet(b.scores_path, columns=columns[:3]), on="row_id", suffixes=("_a", "_b"))
+    rows = a.read_scores(columns).merge(b.read_scores(columns[:3]), on="row_id", suffixes=("_a", "_b"))
     boot = a.statistics["bootstrap"]
     result = stats.compare(
         rows["s_original_a"].to_numpy(), rows["s_variant_a"].to_numpy(),
@@ -82,5 +80,9 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
 
 
 def report_from_files(paths, out_dir: str | Path, *, paper: bool = False) -> dict[str, Path]:
-    """``write_report`` of results files (or folders holding results.json), refusing mixed datasets."""
-    return write_report(load_comparable(paths), out_dir, paper=paper)
+    """``write_report`` of results files (or folders holding results.json), refusing mixed datasets and
+    missing or damaged score files before any report file is written."""
+    loaded = load_comparable(paths)
+    for results in loaded:
+        results.check_scores()
+    return write_report(loaded, out_dir, paper=paper)

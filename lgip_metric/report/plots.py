@@ -29,6 +29,8 @@ def _errors(value: float, interval) -> list[float]:
     return [value - interval[0], interval[1] - value] if interval else [0.0, 0.0]
 
 
+# No creation date in the files, so a rerun writes the same bytes (matplotlib stamps SVGs by default).
+_NO_DATE = {"png": {}, "svg": {"Date": None}}
 _OFFSETS = [(9, 6), (9, -14), (-9, 6), (-9, -14), (11, -3), (-11, -3), (0, 13), (0, -19), (16, 16), (16, -24),
             (-16, 16), (-16, -24), (24, -3), (-24, -3)]
 RING = 15  # marker size (points) of the rings round the Pareto front's points
@@ -141,8 +143,8 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> tuple[list[
     paths = []
     for suffix in ("png", "svg"):
         path = out_dir / f"frontier.{suffix}"
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=suffix, bbox_inches="tight")
+        with atomic_path(path) as tmp, plt.rc_context({"svg.hashsalt": "lgip"}):  # same ids every run
+            fig.savefig(tmp, format=suffix, bbox_inches="tight", metadata=_NO_DATE[suffix])
         paths.append(path)
     plt.close(fig)
     return paths, label_boxes

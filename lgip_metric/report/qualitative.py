@@ -22,7 +22,7 @@ SCORE_COLUMNS = ["row_id", "image_id", "type", "caption", "variant", "s_original
 
 def flip_scores(result: Results) -> pd.DataFrame:
     """The flip rows of a results file's scores, indexed by row_id."""
-    frame = pd.read_parquet(result.scores_path, columns=[*SCORE_COLUMNS, "kind"])
+    frame = result.read_scores([*SCORE_COLUMNS, "kind"])
     frame = frame[frame["kind"] == schema.FLIP].drop(columns="kind").set_index("row_id")
     return frame.assign(gap=frame["s_original"] - frame["s_variant"])
 

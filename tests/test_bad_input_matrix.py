@@ -1,0 +1,627 @@
+"""The bad-input matrix: hostile or careless input to build, score, evaluate, report and the metric.
+
+Every case ends in exactly one of three outcomes, each checked the same way:
+
+- ``error``: a non-zero exit (or a ``ValueError`` from the metric), no traceback in the output, and a
+  message that names the file, row or argument at fault;
+- ``skip``: exit 0, the left-out input counted and reported by reason, and the counts adding up to
+  the input (kept + skipped = given);
+- ``accept``: exit 0 and the right output.
+
+The CLI runs in-process (``lgip_dataset.cli.main``) with the tiny random-weight model; only the
+fixture's one ``lgip evaluate`` encodes anything.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from filelock import FileLock
+
+from lgip_dataset import schema
+from lgip_metric.output_lock import LOCK_FILE
+from reliability_support import REPO, coco_annotations, jpeg, png16_gray, run_cli, write_coco
+
+MODEL = "random:tiny-clip"
+CAPTION_REASONS = {"duplicate annotation id", "caption without image entry", "empty caption", "caption not a string",
+                   "caption of a skipped image", "caption beyond --captions-per-image (cap)"}
+
+
+# --------------------------------------------------------------------------------------------
+# The three outcomes
+
+
+def error(outcome, *names: str) -> None:
+    """Non-zero exit, no traceback, and every one of ``names`` (file/row/argument) in the message."""
+    assert outcome.code != 0, outcome.text
+    assert "Traceback" not in outcome.text, outcome.text
+    for name in names:
+        assert name in outcome.err, f"{name!r} not in: {outcome.err}"
+
+
+def build_skip(outcome, out: Path, reason: str, *, annotations: int, images: int) -> dict:
+    """Exit 0, ``reason`` counted in lgip_build.json and printed; captions and images add up to the input."""
+    assert outcome.code == 0, outcome.text
+    info = json.loads((out / "lgip_build.json").read_text(encoding="utf-8"))
+    skips = {r: v["count"] for r, v in info["skips"].items()}
+    assert skips.get(reason, 0) > 0, skips
+    assert f"× {reason}" in outcome.out
+    assert "0x" not in json.dumps(info["skips"])  # no memory addresses: identical builds, identical cards
+    caption_level = sum(c for r, c in skips.items() if r in CAPTION_REASONS or r.startswith("caption longer"))
+    assert info["counts"]["captions"] + caption_level == annotations
+    assert info["counts"]["images"] + sum(skips.values()) - caption_level == images
+    return info
+
+
+def accepted(outcome) -> None:
+    assert outcome.code == 0, outcome.text
+    assert "Traceback" not in outcome.text
+
+
+def metric_error(run: Callable[[], object], *names: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        run()
+    for name in names:
+        assert name in str(raised.value), str(raised.value)
+
+
+# --------------------------------------------------------------------------------------------
+# Shared inputs: a tiny COCO folder, a dataset built from it (one image then corrupted), one evaluate run
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("matrix")
+    captions, images = write_coco(root / "coco", n_images=4)
+    data = root / "data"
+    accepted(run_cli("build", "--captions", captions, "--images", images, "--out", data, "--quiet"))
+    shard = next((data / schema.IMAGES).glob("*.parquet"))
+    table = pq.read_table(shard)
+    cells = table.column("image").to_pylist()
+    cells[-1] = {"bytes": b"not an image at all", "path": cells[-1]["path"]}
+    pq.write_table(table.set_column(table.schema.get_field_index("image"), table.schema.field("image"),
+                                    pa.array(cells, table.schema.field("image").type)), shard)
+    run = root / "run"
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", data, "--out", run, "--cache-dir", root / "cache",
+                      "--bootstrap", "0", "--num-workers", "0", "--no-progress")
+    accepted(outcome)
+    return {"root": root, "captions": captions, "images": images, "data": data, "run": run, "evaluate": outcome}
+
+
+@pytest.fixture(scope="module")
+def metric():
+    import evaluate
+
+    return evaluate.load(str(REPO / "lgip_metric"))
+
+
+ROWS = dict(
+    original_scores=[0.31, 0.31, 0.31, 0.28, 0.28],
+    variant_scores=[0.30, 0.25, 0.33, 0.28, 0.21],
+    variant_kinds=["paraphrase", "flip", "flip", "paraphrase", "flip"],
+    variant_types=["template", "object", "color", "marker", "count"],
+    caption_ids=["c1", "c1", "c1", "c2", "c2"],
+    image_ids=[139, 139, 139, 285, 285],
+)
+
+
+def build(tmp: Path, captions: Path, images: Path | None, *extra) -> tuple:
+    out = tmp / "out"
+    source = ["--images", images] if images is not None else ["--no-images"]
+    return run_cli("build", "--captions", captions, *source, "--out", out, "--quiet", *extra), out
+
+
+def score(world, tmp: Path, *extra, dataset=None) -> object:
+    return run_cli("score", "--model", MODEL, "--dataset", dataset or world["data"], "--cache-dir", "none",
+                   "--num-workers", "0", "--no-progress", *extra)
+
+
+# --------------------------------------------------------------------------------------------
+# build
+
+
+def case_build_captions_missing(world, tmp):
+    outcome, _ = build(tmp, tmp / "nope.json", world["images"])
+    error(outcome, "nope.json")
+
+
+def case_build_malformed_json(world, tmp):
+    (tmp / "c.json").write_text('{"images": [', encoding="utf-8")
+    outcome, _ = build(tmp, tmp / "c.json", world["images"])
+    error(outcome, "c.json", "malformed JSON at line 1")
+
+
+def case_build_captions_not_an_object(world, tmp):
+    (tmp / "c.json").write_text("42", encoding="utf-8")
+    error(build(tmp, tmp / "c.json", world["images"])[0], "c.json", "'images' and 'annotations'")
+
+
+def case_build_image_without_file_name(world, tmp):
+    captions, images = write_coco(tmp, images=[{"id": 1}])
+    error(build(tmp, captions, images)[0], "images[0]", "file_name")
+
+
+def case_build_annotation_without_image_id(world, tmp):
+    captions, images = write_coco(tmp, annotations=[{"id": 5, "caption": "A dog."}])
+    error(build(tmp, captions, images)[0], "annotations[0]", "image_id")
+
+
+def case_build_duplicate_annotation_id(world, tmp):
+    annotations = coco_annotations(4)
+    annotations.append({"id": 101, "image_id": 2, "caption": "A green kite in the sky."})
+    captions, images = write_coco(tmp, annotations=annotations)
+    outcome, out = build(tmp, captions, images)
+    info = build_skip(outcome, out, "duplicate annotation id", annotations=21, images=4)
+    assert info["counts"]["captions"] == 20
+    row_ids = pq.read_table(next((out / "pairs").glob("*.parquet")), columns=["row_id"]).column(0).to_pylist()
+    assert len(row_ids) == len(set(row_ids))
+
+
+def case_build_repeated_image_same_file(world, tmp):
+    images = [{"id": i, "file_name": f"{i:012d}.jpg"} for i in (1, 2, 3, 4)] + [{"id": 2, "file_name": f"{2:012d}.jpg"}]
+    captions, folder = write_coco(tmp, images=images)
+    outcome, out = build(tmp, captions, folder)
+    accepted(outcome)
+    assert json.loads((out / "lgip_build.json").read_text())["counts"]["images"] == 4
+
+
+def case_build_repeated_image_other_file(world, tmp):
+    images = [{"id": i, "file_name": f"{i:012d}.jpg"} for i in (1, 2, 3, 4)] + [{"id": 2, "file_name": "other.jpg"}]
+    captions, folder = write_coco(tmp, images=images, files={"other.jpg": jpeg("white")})
+    outcome, out = build(tmp, captions, folder)
+    error(outcome, "images[4]", "repeats id 2", "other.jpg")
+    assert not out.exists()
+
+
+def _escape_case(tmp, file_name):
+    (tmp / "secret.jpg").write_bytes(jpeg("black"))
+    images = [{"id": i, "file_name": f"{i:012d}.jpg"} for i in (1, 2, 3)] + [{"id": 4, "file_name": file_name}]
+    captions, folder = write_coco(tmp, images=images)
+    outcome, out = build(tmp, captions, folder)
+    build_skip(outcome, out, "file_name leaves the --images folder", annotations=20, images=4)
+    stored = pq.read_table(next((out / "images").glob("*.parquet")), columns=["image_id"]).column(0).to_pylist()
+    assert stored == [1, 2, 3]
+
+
+def case_build_file_name_dot_dot(world, tmp):
+    _escape_case(tmp, "../secret.jpg")
+
+
+def case_build_file_name_absolute(world, tmp):
+    _escape_case(tmp, str((tmp / "secret.jpg").resolve()))
+
+
+def case_build_missing_image_file(world, tmp):
+    captions, folder = write_coco(tmp)
+    (folder / f"{3:012d}.jpg").unlink()
+    outcome, out = build(tmp, captions, folder)
+    build_skip(outcome, out, "image file missing", annotations=20, images=4)
+
+
+def case_build_corrupt_image_reason_is_stable(world, tmp):
+    captions, folder = write_coco(tmp, files={f"{2:012d}.jpg": b"GIF89a not really"})
+    outcome, out = build(tmp, captions, folder)
+    info = build_skip(outcome, out, "corrupt or unreadable image: not a recognised image format",
+                      annotations=20, images=4)
+    assert "0x" not in (out / "README.md").read_text(encoding="utf-8")
+    assert info["counts"]["images"] == 3
+
+
+def case_build_16_bit_grayscale_png(world, tmp):
+    images = [{"id": i, "file_name": f"{i:012d}.jpg"} for i in (1, 2, 3)] + [{"id": 4, "file_name": "gray16.png"}]
+    captions, folder = write_coco(tmp, images=images, files={"gray16.png": png16_gray(32768)})
+    outcome, out = build(tmp, captions, folder)
+    accepted(outcome)
+    from lgip_dataset.images import decode_image
+
+    table = pq.read_table(next((out / "images").glob("*.parquet")))
+    cell = table.column("image").to_pylist()[table.column("image_id").to_pylist().index(4)]
+    mean = np.asarray(decode_image(cell["bytes"])).mean()
+    assert abs(mean - 127.5) < 1.0, mean  # PIL's own convert("RGB") gives 255
+
+
+def case_build_num_images_beyond_available(world, tmp):
+    outcome, out = build(tmp, world["captions"], world["images"], "--num-images", "1000")
+    error(outcome, "--num-images 1000", "only 4")
+    assert not out.exists()
+
+
+def case_build_num_images_zero(world, tmp):
+    error(build(tmp, world["captions"], world["images"], "--num-images", "0")[0], "--num-images")
+
+
+def case_build_captions_per_image_zero(world, tmp):
+    error(build(tmp, world["captions"], world["images"], "--captions-per-image", "0")[0], "--captions-per-image")
+
+
+def case_build_out_is_a_file_with_overwrite(world, tmp):
+    (tmp / "out").write_text("keep me", encoding="utf-8")
+    outcome, out = build(tmp, world["captions"], world["images"], "--overwrite")
+    error(outcome, "--out", str(out), "is a file")
+    assert out.read_text(encoding="utf-8") == "keep me"
+    assert sorted(p.name for p in tmp.iterdir()) == ["out"]  # no .out.old, no .out.partial
+
+
+def case_build_out_exists(world, tmp):
+    (tmp / "out").mkdir()
+    error(build(tmp, world["captions"], world["images"])[0], "--overwrite", "already exists")
+
+
+def case_build_images_not_a_folder(world, tmp):
+    error(build(tmp, world["captions"], world["captions"])[0], "--images", "not a folder")
+
+
+def _karpathy(tmp, entries):
+    path = tmp / "karpathy.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    return path
+
+
+def case_build_karpathy_fractional_image_id(world, tmp):
+    path = _karpathy(tmp, [{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": ["A dog."], "image_id": 1.5}])
+    error(build(tmp, path, None)[0], "karpathy.json", "entry [0]", "image_id 1.5")
+
+
+def case_build_karpathy_no_numeric_id(world, tmp):
+    path = _karpathy(tmp, [{"image": "val2014/dog.jpg", "caption": ["A dog."], "image_id": "dog"}])
+    error(build(tmp, path, None)[0], "karpathy.json", "entry [0]", "'dog'")
+
+
+def case_build_karpathy_no_id_anywhere(world, tmp):
+    path = _karpathy(tmp, [{"image": "val2014/dog.jpg", "caption": ["A dog."]}])
+    error(build(tmp, path, None)[0], "karpathy.json", "entry [0]", "dog.jpg")
+
+
+def case_build_karpathy_string_id(world, tmp):
+    path = _karpathy(tmp, [{"image": "a.jpg", "caption": ["A brown dog on a couch."], "image_id": "42"}])
+    outcome, out = build(tmp, path, None)
+    accepted(outcome)
+    ids = pq.read_table(next((out / "captions").glob("*.parquet")), columns=["image_id"]).column(0).to_pylist()
+    assert ids == [42]
+
+
+def case_build_karpathy_entry_without_caption(world, tmp):
+    path = _karpathy(tmp, [{"image": "a.jpg", "image_id": 1}])
+    error(build(tmp, path, None)[0], "entry [0]", "'caption'")
+
+
+def case_build_empty_and_non_string_captions(world, tmp):
+    annotations = coco_annotations(4)
+    annotations += [{"id": 900, "image_id": 1, "caption": "   "}, {"id": 901, "image_id": 2, "caption": 7}]
+    captions, folder = write_coco(tmp, annotations=annotations)
+    outcome, out = build(tmp, captions, folder, "--captions-per-image", "10")
+    build_skip(outcome, out, "empty caption", annotations=22, images=4)
+    build_skip(outcome, out, "caption not a string", annotations=22, images=4)
+
+
+def case_build_caption_without_image(world, tmp):
+    annotations = coco_annotations(4)
+    annotations.append({"id": 999, "image_id": 77, "caption": "A cat."})
+    captions, folder = write_coco(tmp, annotations=annotations)
+    outcome, out = build(tmp, captions, folder)
+    build_skip(outcome, out, "caption without image entry", annotations=21, images=4)
+
+
+def case_build_unknown_image_ids(world, tmp):
+    error(build(tmp, world["captions"], world["images"], "--image-ids", "1,99")[0], "--image-ids", "99")
+
+
+def case_build_bad_license_ids(world, tmp):
+    error(build(tmp, world["captions"], world["images"], "--license-ids", "x")[0], "--license-ids")
+
+
+def case_build_no_usable_image_leaves_no_partial(world, tmp):
+    captions, folder = write_coco(tmp)
+    for path in folder.iterdir():
+        path.unlink()
+    outcome, out = build(tmp, captions, folder)
+    error(outcome, "no usable images", "captions.json")
+    assert not out.exists() and not (tmp / ".out.partial").exists()
+
+
+def case_build_out_cannot_be_created(world, tmp):
+    (tmp / "file").write_text("x", encoding="utf-8")
+    outcome = run_cli("build", "--captions", world["captions"], "--images", world["images"],
+                      "--out", tmp / "file" / "sub" / "out", "--quiet")
+    error(outcome, "--out", "cannot create")
+
+
+def case_build_image_path_is_a_folder(world, tmp):
+    captions, folder = write_coco(tmp)
+    (folder / f"{2:012d}.jpg").unlink()
+    (folder / f"{2:012d}.jpg").mkdir()  # a folder where a file should be: reading it fails
+    outcome, out = build(tmp, captions, folder)
+    build_skip(outcome, out, "image file missing", annotations=20, images=4)
+
+
+def case_build_unknown_family(world, tmp):
+    error(build(tmp, world["captions"], world["images"], "--families", "core,nope")[0], "--families", "nope")
+
+
+# --------------------------------------------------------------------------------------------
+# score
+
+
+def case_score_limit_zero(world, tmp):
+    error(score(world, tmp, "--out", tmp / "o", "--limit", "0"), "--limit", "at least 1")
+
+
+def case_score_limit_negative(world, tmp):
+    error(score(world, tmp, "--out", tmp / "o", "--limit", "-1"), "--limit", "at least 1")
+
+
+def case_score_limit_not_a_number(world, tmp):
+    error(score(world, tmp, "--out", tmp / "o", "--limit", "ten"), "--limit", "'ten'")
+
+
+def case_score_out_is_a_file(world, tmp):
+    (tmp / "o").write_text("x", encoding="utf-8")
+    outcome = score(world, tmp, "--out", tmp / "o")
+    error(outcome, "--out", "is a file")
+    assert "scored" not in outcome.out  # refused before the model was loaded or anything encoded
+
+
+def case_score_out_held_by_another_run(world, tmp):
+    (tmp / "o").mkdir()
+    with FileLock(tmp / "o" / LOCK_FILE):
+        outcome = score(world, tmp, "--out", tmp / "o")
+    error(outcome, "--out", "another lgip run")
+    assert not (tmp / "o" / "scores.parquet").exists()
+
+
+def _dataset_copy(world, tmp) -> Path:
+    copy = tmp / "data"
+    shutil.copytree(world["data"], copy)
+    return copy
+
+
+def case_score_duplicate_row_id(world, tmp):
+    data = _dataset_copy(world, tmp)
+    shard = next((data / "pairs").glob("*.parquet"))
+    table = pq.read_table(shard)
+    ids = table.column("row_id").to_pylist()
+    ids[5] = ids[2]
+    pq.write_table(table.set_column(0, "row_id", pa.array(ids)), shard)
+    error(score(world, tmp, "--out", tmp / "o", dataset=data), "row_id", repr(ids[2]), "rows 2, 5")
+
+
+def case_score_truncated_pairs_shard(world, tmp):
+    data = _dataset_copy(world, tmp)
+    shard = next((data / "pairs").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    outcome = score(world, tmp, "--out", tmp / "o", dataset=data)
+    error(outcome, shard.name, "truncated or corrupt")
+    assert len(outcome.err.splitlines()) <= 2
+
+
+def case_score_empty_dataset_folder(world, tmp):
+    (tmp / "empty").mkdir()
+    error(score(world, tmp, "--out", tmp / "o", dataset=tmp / "empty"), "no parquet files", "'pairs'")
+
+
+def case_score_unknown_config(world, tmp):
+    error(score(world, tmp, "--out", tmp / "o", "--config", "nope"), "unknown config 'nope'")
+
+
+def _local_dir(tmp, config) -> Path:
+    folder = tmp / "model"
+    folder.mkdir()
+    (folder / "open_clip_config.json").write_text(config, encoding="utf-8")
+    return folder
+
+
+def case_score_local_dir_config_without_text_cfg(world, tmp):
+    folder = _local_dir(tmp, json.dumps({"model_cfg": {"embed_dim": 32, "vision_cfg": {}}}))
+    outcome = run_cli("score", "--model", f"random:local-dir:{folder}", "--out", tmp / "o", "--cache-dir", "none")
+    error(outcome, "open_clip_config.json", "text_cfg")
+
+
+def case_score_local_dir_config_not_json(world, tmp):
+    folder = _local_dir(tmp, "{model_cfg:")
+    outcome = run_cli("score", "--model", f"random:local-dir:{folder}", "--out", tmp / "o", "--cache-dir", "none")
+    error(outcome, "open_clip_config.json", "not valid JSON")
+
+
+def case_score_batch_size_zero(world, tmp):
+    error(score(world, tmp, "--out", tmp / "o", "--batch-size", "0"), "--batch-size")
+
+
+def case_score_unknown_model(world, tmp):
+    error(run_cli("score", "--model", "clip-vit-b61", "--out", tmp / "o"), "unknown model 'clip-vit-b61'")
+
+
+def case_score_corrupt_image_rows_counted(world, tmp):
+    provenance = json.loads((world["run"] / "provenance.json").read_text(encoding="utf-8"))
+    counts = provenance["counts"]
+    assert counts["skipped_rows"] > 0 and counts["scored_rows"] + counts["skipped_rows"] == counts["rows"]
+    assert sum(s["rows"] for s in counts["skipped_images"]) == counts["skipped_rows"]
+    assert pq.read_metadata(world["run"] / "scores.parquet").num_rows == counts["scored_rows"]
+    assert f"scored {counts['scored_rows']} of {counts['rows']} rows" in world["evaluate"].out
+    assert "skipped image 4" in world["evaluate"].out
+
+
+# --------------------------------------------------------------------------------------------
+# evaluate
+
+
+def case_evaluate_out_is_a_file(world, tmp):
+    (tmp / "o").write_text("x", encoding="utf-8")
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", world["data"], "--out", tmp / "o")
+    error(outcome, "--out", "is a file")
+
+
+def case_evaluate_limit_zero(world, tmp):
+    error(run_cli("evaluate", "--model", MODEL, "--out", tmp / "o", "--limit", "0"), "--limit")
+
+
+def case_evaluate_bad_confidence_before_scoring(world, tmp):
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", world["data"], "--out", tmp / "o",
+                      "--confidence", "1.5", "--cache-dir", "none")
+    error(outcome, "--confidence", "1.5")
+    assert not (tmp / "o" / "scores.parquet").exists()
+
+
+def case_evaluate_negative_bootstrap_before_scoring(world, tmp):
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", world["data"], "--out", tmp / "o",
+                      "--bootstrap", "-5", "--cache-dir", "none")
+    error(outcome, "--bootstrap", "-5")
+    assert not (tmp / "o" / "scores.parquet").exists()
+
+
+def case_evaluate_writes_results_and_report(world, tmp):
+    data = json.loads((world["run"] / "results.json").read_text(encoding="utf-8"))
+    assert data["format"] == "lgip-results" and data["statistics"]["counts"]["PR"]["base_pairs"] > 0
+    assert (world["run"] / "report" / "report.md").exists()
+    assert not list(world["run"].rglob("*.tmp"))
+
+
+# --------------------------------------------------------------------------------------------
+# report
+
+
+def _run_copy(world, tmp, edit: Callable[[dict], None] | None = None) -> Path:
+    run = tmp / "run"
+    shutil.copytree(world["run"], run, ignore=shutil.ignore_patterns("report"))
+    if edit is not None:
+        data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+        edit(data)
+        (run / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    return run
+
+
+def report(run: Path, tmp: Path):
+    return run_cli("report", run, "--out", tmp / "report")
+
+
+def case_report_accepts_a_run(world, tmp):
+    outcome = report(_run_copy(world, tmp), tmp)
+    accepted(outcome)
+    assert (tmp / "report" / "table1.md").exists()
+
+
+def case_report_no_results_file(world, tmp):
+    (tmp / "run").mkdir()
+    error(report(tmp / "run", tmp), "results.json", "no such results file")
+
+
+def case_report_results_not_json(world, tmp):
+    run = _run_copy(world, tmp)
+    (run / "results.json").write_text("{", encoding="utf-8")
+    error(report(run, tmp), "results.json", "not valid JSON")
+
+
+def case_report_statistics_null(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d.update(statistics=None)), tmp), "results.json", "'statistics'")
+
+
+def case_report_dataset_missing(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d.pop("dataset")), tmp), "results.json", "'dataset'", "missing")
+
+
+def case_report_statistics_without_pr(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d["statistics"].pop("PR")), tmp), "'statistics'", "'PR'")
+
+
+def case_report_scores_missing(world, tmp):
+    run = _run_copy(world, tmp)
+    (run / "scores.parquet").unlink()
+    error(report(run, tmp), "scores.parquet", "missing")
+
+
+def case_report_scores_corrupt(world, tmp):
+    run = _run_copy(world, tmp)
+    (run / "scores.parquet").write_bytes(b"PAR1 this is not a parquet file PAR1")
+    error(report(run, tmp), "scores.parquet", "not a readable parquet file")
+
+
+def case_report_scores_truncated(world, tmp):
+    run = _run_copy(world, tmp)
+    path = run / "scores.parquet"
+    path.write_bytes(path.read_bytes()[:-100])
+    error(report(run, tmp), "scores.parquet")
+
+
+def case_report_out_is_a_file(world, tmp):
+    (tmp / "report").write_text("x", encoding="utf-8")
+    error(report(_run_copy(world, tmp), tmp), "--out", "is a file")
+
+
+def case_report_wrong_format(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d.update(format="other")), tmp), "not an LGIP results file")
+
+
+# --------------------------------------------------------------------------------------------
+# the evaluate metric (and the statistics it wraps)
+
+
+def case_metric_accepts_rows(world, tmp, metric):
+    result = metric.compute(**ROWS, bootstrap=0)
+    assert round(result["E_inv"], 6) == 0.005 and result["counts"]["PR"]["base_pairs"] == 2
+
+
+def case_metric_bool_scores(world, tmp, metric):
+    metric_error(lambda: metric.compute(**{**ROWS, "original_scores": [True, False, True, True, False]}, bootstrap=0),
+                 "original_scores", "row 0", "boolean")
+
+
+def case_metric_caption_on_two_images(world, tmp, metric):
+    """Accepted as two base pairs (a base pair is (image, caption)), and said out loud."""
+    with pytest.warns(UserWarning, match=r"caption_ids 'c1' with image_ids 139 and 140") as caught:
+        result = metric.compute(**{**ROWS, "image_ids": [139, 140, 139, 285, 285]}, bootstrap=0)
+    assert caught[0].category.__name__ == "SharedCaptionWarning"
+    assert result["counts"]["PR"]["base_pairs"] == 3
+
+
+def case_metric_huge_scores(world, tmp, metric):
+    rows = {**ROWS, "variant_scores": [1e308, -1e308, 0.3, 0.28, 0.2]}
+    metric_error(lambda: metric.compute(**rows, bootstrap=0), "variant_scores", "row 0")
+
+
+def case_metric_missing_column(world, tmp, metric):
+    rows = {k: v for k, v in ROWS.items() if k != "caption_ids"}
+    metric_error(lambda: metric.compute(**rows, bootstrap=0), "'caption_ids'")
+
+
+def case_metric_nan_score(world, tmp, metric):
+    metric_error(lambda: metric.compute(**{**ROWS, "original_scores": [0.3, float("nan"), 0.3, 0.3, 0.3]},
+                                        bootstrap=0), "original_scores", "row 1")
+
+
+def case_metric_length_mismatch(world, tmp, metric):
+    metric_error(lambda: metric.compute(**{**ROWS, "image_ids": [139, 139, 139, 285]}, bootstrap=0), "image_ids")
+
+
+def case_metric_unknown_type(world, tmp, metric):
+    metric_error(lambda: metric.compute(**{**ROWS, "variant_types": ["template", "object", "hue", "marker", "count"]},
+                                        bootstrap=0), "'hue'", "row 2")
+
+
+def case_metric_statistics_bool_array(world, tmp, metric):
+    from lgip_metric import stats
+
+    rows = {**ROWS, "variant_scores": np.array([True, False, True, True, False])}
+    metric_error(lambda: stats.lgip_statistics(*rows.values(), bootstrap=0), "variant_scores", "boolean")
+
+
+CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+
+
+def test_the_matrix_has_at_least_40_cases_on_every_surface():
+    surfaces = {name.split("_")[0] for name in CASES}
+    assert len(CASES) >= 40 and surfaces == {"build", "score", "evaluate", "report", "metric"}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input(name, world, tmp_path, request):
+    case = CASES[name]
+    if name.startswith("metric_"):
+        case(world, tmp_path, request.getfixturevalue("metric"))
+    else:
+        case(world, tmp_path)
