@@ -302,8 +302,8 @@ class _Job:
             join.add(positions[wanted], torch.from_numpy(emb[wanted]))
 
     def _collect(self, values: dict[str, np.ndarray], whose: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Every column assembled on rank 0 from each rank's own entries ({} on the other ranks)."""
-        parts = self.ctx.gather_to_main({name: column[whose[name] == self.ctx.rank] for name, column in values.items()})
+        """Every column assembled on rank 0 from each rank's values of its own entries ({} on the other ranks)."""
+        parts = self.ctx.gather_to_main(values)
         out = {}
         for name in values if parts else ():
             out[name] = np.empty(len(whose[name]))
