@@ -244,6 +244,9 @@ class _Job:
         missing = np.setdiff1d(np.arange(count), cached)
         batches = [missing[b] for b in length_batches(self._token_lengths(encoder, texts, missing), self.batch_size,
                                                       encoder.dynamic_padding)]
+        # Run them shortest first (same batches, so the same embeddings): variants are mostly as long as
+        # their caption or longer, so a caption waits for its variants rather than many variants for it.
+        batches.reverse()
         owner = np.zeros(count, np.int64)  # the rank that brings each text: 0 for cached ones
         for b, batch in enumerate(batches):
             owner[batch] = b % ctx.world

@@ -49,7 +49,7 @@ class _Bank:
 
     def put(self, positions: np.ndarray, emb: torch.Tensor) -> None:
         while len(self.free) < len(positions):
-            grown = max(len(self.rows), len(positions), 64)
+            grown = max(len(self.rows) // 4, len(positions), 64)  # a quarter more: little spare room
             self.free.extend(range(len(self.rows) + grown - 1, len(self.rows) - 1, -1))
             self.rows = torch.cat([self.rows, torch.zeros(grown, self.rows.shape[1])])
         slots = [self.free.pop() for _ in range(len(positions))]
