@@ -205,7 +205,8 @@ class _Job:
         hit_positions, hit_emb = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         if cache is not None and ctx.is_main:
             hit_positions, hit_emb = cache.lookup("image", keys, dim)
-        missing = ctx.broadcast(np.setdiff1d(np.arange(count), hit_positions))
+        hit_positions, hit_emb = ctx.broadcast((hit_positions, hit_emb))
+        missing = np.setdiff1d(np.arange(count), hit_positions)
         batches = [missing[start : start + self.batch_size] for start in range(0, len(missing), self.batch_size)]
         owned = [np.concatenate(ctx.shard(batches, rank) or [np.zeros(0, np.int64)]) for rank in range(ctx.world)]
         row_of = {int(p): i for i, p in enumerate(owned[ctx.rank])}
