@@ -7,8 +7,10 @@ COCO captions (core families); the images folder links every captioned image id 
 local real JPEGs in turn, so any N up to 5,000 works offline. It scores each dataset in a fresh
 subprocess with a random open_clip model whose towers are tiny but whose embeddings are
 ``--width`` wide (the config is written to a local folder, loaded as ``local-dir:``), without a
-cache and without image workers, and prints that process's peak RSS and rows/s; then the growth
-of peak RSS per 1,000 images (least-squares slope) and its extrapolation to 40,000 images.
+cache and without image workers, and prints that process's peak RSS and rows/s (and, at its end,
+how much of its RSS is anonymous memory and how much file pages mapped from the dataset's Arrow
+files, which the kernel can reclaim); then the growth of peak RSS per 1,000 images
+(least-squares slope) and its extrapolation to 40,000 images.
 """
 from __future__ import annotations
 
@@ -37,8 +39,10 @@ run = score_dataset(sys.argv[1], sys.argv[2], sys.argv[3], cache_dir="none", num
                     batch_size=int(sys.argv[4]))
 seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+kib = {k: int(status[k].split()[0]) * 1024 if k in status else None for k in ("RssAnon", "RssFile")}
 print(json.dumps({"rows": run.provenance["counts"]["scored_rows"], "texts": run.provenance["counts"]["unique_texts"],
-                  "seconds": seconds, "peak_rss": peak}))
+                  "seconds": seconds, "peak_rss": peak, "end_anon": kib["RssAnon"], "end_file": kib["RssFile"]}))
 """
 
 
@@ -91,6 +95,10 @@ def measure(model: str, dataset: Path, out: Path, batch_size: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _mb(size: int | None) -> str:
+    return "n/a" if size is None else f"{size / 2**20:.0f}"
+
+
 def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,7 +108,8 @@ def main() -> None:
         model = wide_model(work / f"wide-tiny-d{args.width}", args.width)
         print(f"model: random open_clip, tiny towers, d = {args.width}; --cache-dir none, --num-workers 0, "
               f"batch {args.batch_size}")
-        print(f"{'images':>7} {'rows':>9} {'texts':>9} {'peak RSS MB':>12} {'rows/s':>9} {'seconds':>8}")
+        print(f"{'images':>7} {'rows':>9} {'texts':>9} {'peak RSS MB':>12} {'rows/s':>9} {'seconds':>8} "
+              f"{'at end: anon MB':>15} {'file-mapped MB':>14}")
         sizes, peaks = [], []
         for n in sorted(args.sizes):
             dataset = build(args.coco, images, n, work / f"val2017-{n}")
@@ -109,7 +118,8 @@ def main() -> None:
             sizes.append(n)
             peaks.append(peak_mb)
             print(f"{n:>7,} {result['rows']:>9,} {result['texts']:>9,} {peak_mb:>12.0f} "
-                  f"{result['rows'] / result['seconds']:>9.0f} {result['seconds']:>8.1f}")
+                  f"{result['rows'] / result['seconds']:>9.0f} {result['seconds']:>8.1f} "
+                  f"{_mb(result['end_anon']):>15} {_mb(result['end_file']):>14}")
         if len(sizes) > 1:
             slope, intercept = np.polyfit(np.array(sizes) / 1000, peaks, 1)
             print(f"growth: {slope:.0f} MB peak RSS per 1,000 images (least squares over {len(sizes)} sizes)")

@@ -25,3 +25,8 @@ def test_bench_metric_prints_both_paths_and_the_ratio():
     out = _run("bench_metric.py", "--rows", "20000", "--bootstrap", "10", "--repeat", "1")
     assert "lgip_metric.stats, point estimates" in out and "evaluate.load(...).compute" in out
     assert "ratio evaluate.compute / stats" in out
+
+
+def test_bench_scale_prints_peak_rss_growth_and_extrapolation(coco_dir):
+    out = _run("bench_scale.py", "--coco", str(coco_dir), "--sizes", "3", "6", "--width", "64")
+    assert "peak RSS MB" in out and "MB peak RSS per 1,000 images" in out and "extrapolated to 40,000 images" in out
