@@ -53,6 +53,8 @@ setup(
             "hypothesis>=6.100",
             "selenium>=4.20",
         ],
+        # benchmarks/bench_peer.py runs CLIP_benchmark beside LGIP; never needed by the tests
+        "peer": ["clip_benchmark>=1.6"],
     },
     entry_points={"console_scripts": ["lgip=lgip_dataset.cli:main"]},
 )

@@ -96,7 +96,7 @@ def floor(encoder, rows, cells, batch_size: int) -> float:
             continue
     texts = unique_texts(rows, encoder.normalize_text)[0]
     ids = encoder.tokenize(texts)
-    text_batches = [encoder.text_batch([ids[i] for i in b]) for b in length_batches(ids, batch_size, encoder.dynamic_padding)]
+    text_batches = [encoder.text_batch([ids[i] for i in b]) for b in length_batches([len(i) for i in ids], batch_size, encoder.dynamic_padding)]
     image_batches = [collate(items[s : s + batch_size])[1] for s in range(0, len(items), batch_size)]
     encoder.encode_images(image_batches[0])  # warm-up, untimed
     encoder.encode_texts(text_batches[0])

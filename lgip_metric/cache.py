@@ -18,6 +18,7 @@ import tempfile
 import uuid
 import zipfile
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -84,20 +85,32 @@ class EmbeddingCache:
 
     def lookup(self, kind: str, keys: list[str], dim: int) -> tuple[np.ndarray, np.ndarray]:
         """Positions of ``keys`` found in the cache and their embeddings (``float32 [found, dim]``)."""
+        hits = self.find(kind, keys, dim)
+        parts = list(hits.embeddings())
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
+        positions = np.concatenate([p for p, _ in parts])
+        order = np.argsort(positions)
+        return positions[order], np.concatenate([e for _, e in parts])[order]
+
+    def find(self, kind: str, keys: list[str], dim: int) -> "Hits":
+        """Which of ``keys`` the valid chunks hold (the first chunk in name order wins), without keeping
+        their embeddings: :meth:`Hits.embeddings` reads those chunk by chunk."""
         wanted = {key: i for i, key in enumerate(keys)}
-        found: dict[int, np.ndarray] = {}
+        parts: list[tuple[Path, np.ndarray, np.ndarray]] = []
         for path in sorted((self.folder / kind).glob("chunk-*.npz")):
             chunk = self._read(path, kind, dim)
             if chunk is None:
                 continue
-            chunk_keys, emb = chunk
-            for row, key in enumerate(chunk_keys.tolist()):
-                position = wanted.get(key)
-                if position is not None and position not in found:
-                    found[position] = emb[row]
-        positions = np.array(sorted(found), dtype=np.int64)
-        rows = np.stack([found[p] for p in positions]) if len(positions) else np.zeros((0, dim), np.float32)
-        return positions, rows
+            rows, positions = [], []
+            for row, key in enumerate(chunk[0].tolist()):
+                position = wanted.pop(key, None)
+                if position is not None:
+                    rows.append(row)
+                    positions.append(position)
+            if rows:
+                parts.append((path, np.array(rows, np.int64), np.array(positions, np.int64)))
+        return Hits(self, kind, dim, parts)
 
     def _read(self, path: Path, kind: str, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
         try:
@@ -132,6 +145,22 @@ class EmbeddingCache:
             with open(tmp, "wb") as handle:
                 np.savez(handle, keys=key_array, emb=emb, digest=np.array(_digest(self.fingerprint, kind, key_array, emb)))
         return path
+
+
+class Hits:
+    """The cached entries :meth:`EmbeddingCache.find` found: their positions, and their embeddings on demand."""
+
+    def __init__(self, cache: EmbeddingCache, kind: str, dim: int, parts: list[tuple[Path, np.ndarray, np.ndarray]]):
+        self.cache, self.kind, self.dim, self.parts = cache, kind, dim, parts
+        self.positions = np.concatenate([p for _, _, p in parts]) if parts else np.zeros(0, np.int64)
+
+    def embeddings(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(positions, float32 embeddings)`` chunk by chunk, each chunk read (and checked) again."""
+        for path, rows, positions in self.parts:
+            chunk = self.cache._read(path, self.kind, self.dim)
+            if chunk is None:
+                raise CacheError(f"embedding cache chunk {path} changed while this run used it; run again")
+            yield positions, chunk[1][rows]
 
 
 class ChunkWriter:

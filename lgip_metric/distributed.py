@@ -1,9 +1,12 @@
-"""torch.distributed sharding for the engine: ranks encode whole batches, rank 0 gathers and scores.
+"""torch.distributed sharding for the engine: ranks encode whole batches and exchange what others need.
 
 Under ``torchrun`` (``WORLD_SIZE`` > 1 in the environment) :func:`setup` joins the process group
 (NCCL on CUDA, gloo on CPU); without it everything here is a no-op for one process. The engine
 plans the same batches on every rank and gives batch ``b`` to rank ``b % world``: each batch is
-exactly the batch one process would run, so the gathered embeddings are bit-identical to it.
+exactly the batch one process would run, so every embedding is bit-identical to it. Ranks share
+the image embeddings (:meth:`Context.all_gather_rows`), send each other the caption embeddings
+their rows need (:meth:`Context.all_gather`), and rank 0 collects the per-row scores
+(:meth:`Context.gather_to_main`).
 """
 from __future__ import annotations
 
@@ -49,23 +52,29 @@ class Context:
         dist.all_gather_object(out, value)
         return out
 
-    def gather(self, local: torch.Tensor, counts: list[int], device: torch.device) -> list[torch.Tensor]:
-        """Every rank's ``local`` rows (rank ``r`` holds ``counts[r]``), in rank order, on rank 0; other
-        ranks get an empty list (only rank 0 scores and writes)."""
+    def gather_to_main(self, value: Any) -> list:
+        """Every rank's ``value``, in rank order, on rank 0; other ranks get an empty list."""
+        if self.world == 1:
+            return [value]
+        out: list | None = [None] * self.world if self.is_main else None
+        dist.gather_object(value, out, dst=0)
+        return out or []
+
+    def all_gather_rows(self, local: torch.Tensor, counts: list[int], device: torch.device) -> list[torch.Tensor]:
+        """Every rank's ``local`` rows (rank ``r`` holds ``counts[r]``), in rank order, on every rank."""
         if self.world == 1:
             return [local]
         width, most = local.shape[1], max(counts)
-        padded = torch.zeros(most, width, dtype=local.dtype)
-        padded[: len(local)] = local
         parts: list[list[torch.Tensor]] = [[] for _ in range(self.world)]
         for start in range(0, most, GATHER_ROWS):
-            block = padded[start : start + GATHER_ROWS].to(device)
-            received = [torch.empty_like(block) for _ in range(self.world)] if self.is_main else None
-            dist.gather(block, received, dst=0)
-            for rank, part in enumerate(received or []):
+            block = torch.zeros(min(GATHER_ROWS, most - start), width, dtype=local.dtype)
+            mine = local[start : start + len(block)]
+            block[: len(mine)] = mine
+            block = block.to(device)
+            received = [torch.empty_like(block) for _ in range(self.world)]
+            dist.all_gather(received, block)
+            for rank, part in enumerate(received):
                 parts[rank].append(part.cpu())
-        if not self.is_main:
-            return []
         return [torch.cat(p)[:n] if p else local[:0] for p, n in zip(parts, counts)]
 
     def close(self) -> None:

@@ -8,6 +8,11 @@ workers, texts in length-sorted batches), shards that work across ``torchrun`` r
 listed with their reason in ``provenance["counts"]["skipped_images"]``. When the dataset has a
 ``groups`` config (2x2 groups), its images and captions join the same unique sets (and cache) and
 ``groups_scores.parquet`` (``schema.GROUP_SCORE_COLUMNS``) holds each group's four similarities.
+
+Memory grows with the images and captions, not with every variant: the image embeddings are kept,
+the text embeddings stream through :class:`lgip_metric.join.ScoreJoin` (each scored as it arrives
+and dropped once no row waits for it), token ids exist per batch only, and under torchrun ranks
+exchange the image embeddings, the caption embeddings other ranks' rows need and the per-row scores.
 """
 from __future__ import annotations
 
@@ -19,7 +24,6 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
 
 import datasets
 import numpy as np
@@ -37,17 +41,13 @@ from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable
 from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
 from lgip_metric.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
-from lgip_metric.texts import length_batches, tokenize_all
+from lgip_metric.join import ScoreJoin
+from lgip_metric.texts import length_batches, token_lengths
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
-SCORE_CHUNK = 65536
+ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
+GROUP_PAIRS, GROUP_SCORES = ((0, 0), (0, 1), (1, 0), (1, 1)), ("s_a_ca", "s_a_cb", "s_b_ca", "s_b_cb")
 RANDOM_NOTE = "RANDOM WEIGHTS: this model was not trained; its scores are meaningless (tests and timing only)."
-
-# A plan turns the positions still to encode into batches (identical on every rank); an encoder
-# runs some of those batches, yielding (positions encoded, their embeddings, [(position, reason)]).
-Plan = Callable[[list[int]], list[list[int]]]
-Encode = Callable[[list[list[int]]], Iterator[tuple[list[int], torch.Tensor | None, list[tuple[int, str]]]]]
-
 
 @dataclass(frozen=True)
 class ScoreRun:
@@ -141,31 +141,30 @@ class _Job:
         t = self._tick("load_model", t)
 
         image_keys = keys_of_images(images_table, positions, image_ids) if cache is not None else None
-        work = self._image_work(encoder, images_table, positions, workers)
-        image_emb, image_stats = self._embed("image", len(image_ids), image_keys, dim, cache, encoder.device, *work)
+        image_emb, image_stats = self._embed_images(encoder, images_table, positions, workers, image_keys, dim, cache)
         t = self._tick("images", t)
+        failed = {i: reason for i, reason in image_stats["failures"]}
+        keep = ~np.isin(image_idx, list(failed))
         texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
-        text_keys = [content_key(x) for x in texts] if cache is not None else None
-        work = self._text_work(encoder, texts)
-        text_emb, text_stats = self._embed("text", len(texts), text_keys, dim, cache, encoder.device, *work)
+        image_columns = {"s_original": (image_idx[keep], caption_idx[keep]), "s_variant": (image_idx[keep], variant_idx[keep])}
+        group_keep = None
+        if groups is not None:
+            group_keep = ~(np.isin(group_image_idx[0], list(failed)) | np.isin(group_image_idx[1], list(failed)))
+            for (i, j), name in zip(GROUP_PAIRS, GROUP_SCORES):
+                image_columns[name] = (group_image_idx[i][group_keep], group_text_idx[j][group_keep])
+        values, text_stats = self._score_texts(encoder, texts, cache, image_emb, image_columns,
+                                               (caption_idx[keep], variant_idx[keep]))
         t = self._tick("texts", t)
         scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
         groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
-        if not self.ctx.is_main:  # rank 0 alone holds every embedding; the others wait for its record
+        if not self.ctx.is_main:  # rank 0 writes the files; the others wait for its record
             return ScoreRun(scores_path, provenance_path, self.ctx.broadcast(None), groups_path)
 
-        failed = {i: reason for i, reason in image_stats["failures"]}
-        keep = ~np.isin(image_idx, list(failed))
-        s_original = _cosines(image_emb, text_emb, image_idx[keep], caption_idx[keep])
-        s_variant = _cosines(image_emb, text_emb, image_idx[keep], variant_idx[keep])
-        t_sim = _cosines(text_emb, text_emb, caption_idx[keep], variant_idx[keep])
         group_table = None
         if groups is not None:
-            group_keep = ~(np.isin(group_image_idx[0], list(failed)) | np.isin(group_image_idx[1], list(failed)))
             group_table = groups.filter(pa.array(group_keep))
-            for (i, j), name in zip([(0, 0), (0, 1), (1, 0), (1, 1)], ("s_a_ca", "s_a_cb", "s_b_ca", "s_b_cb")):
-                values = _cosines(image_emb, text_emb, group_image_idx[i][group_keep], group_text_idx[j][group_keep])
-                group_table = group_table.append_column(name, pa.array(values, pa.float64()))
+            for name in GROUP_SCORES:
+                group_table = group_table.append_column(name, pa.array(values[name], pa.float64()))
         self._tick("score", t)
         skipped = [
             {"image_id": int(image_ids[i]), "reason": reason, "rows": int((image_idx == i).sum())}
@@ -184,9 +183,9 @@ class _Job:
             "cached_texts": text_stats["cached"],
             **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
-        table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(s_original, pa.float64()))
-        table = table.append_column("s_variant", pa.array(s_variant, pa.float64()))
-        table = table.append_column("t_sim", pa.array(t_sim, pa.float64()))
+        table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(values["s_original"], pa.float64()))
+        table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
+        table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
         digests = {"scores": _write_table(table, scores_path, schema.SCORE_COLUMNS)}
         if groups_path is not None:
             digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
@@ -198,66 +197,123 @@ class _Job:
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path)
 
-    def _embed(self, kind, count, keys, dim, cache, device, plan: Plan, encode: Encode):
-        """Embeddings of the ``count`` inputs: cached ones read, the rest planned into batches, encoded
-        (each rank its share of the batches) and cached as they finish. ``keys`` (content hashes) are
-        computed only when there is a cache."""
-        ctx = self.ctx
+    def _embed_images(self, encoder: Encoder, table, positions, workers, keys, dim, cache):
+        """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
+        batches (each rank its share, decoded by ``workers`` DataLoader processes), cached as they
+        finish and shared between ranks. ``keys`` (content hashes) exist only when there is a cache."""
+        ctx, count = self.ctx, len(positions)
         hit_positions, hit_emb = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         if cache is not None and ctx.is_main:
-            hit_positions, hit_emb = cache.lookup(kind, keys, dim)
-        hits = set(hit_positions.tolist())
-        missing = ctx.broadcast([i for i in range(count) if i not in hits])
-        batches = plan(missing)
-        owned = [[p for batch in ctx.shard(batches, rank) for p in batch] for rank in range(ctx.world)]
-        row_of = {p: i for i, p in enumerate(owned[ctx.rank])}
+            hit_positions, hit_emb = cache.lookup("image", keys, dim)
+        hit_positions, hit_emb = ctx.broadcast((hit_positions, hit_emb))
+        missing = np.setdiff1d(np.arange(count), hit_positions)
+        batches = [missing[start : start + self.batch_size] for start in range(0, len(missing), self.batch_size)]
+        owned = [np.concatenate(ctx.shard(batches, rank) or [np.zeros(0, np.int64)]) for rank in range(ctx.world)]
+        row_of = {int(p): i for i, p in enumerate(owned[ctx.rank])}
         local = torch.zeros(len(row_of), dim)
         failures: list[tuple[int, str]] = []
-        writer = cache.writer(kind, ctx.rank) if cache is not None else nullcontext()
-        with writer, tqdm(total=len(row_of), desc=f"{kind}s", unit=kind, disable=not self.show or None) as bar:
-            for done, emb, failed in encode(ctx.shard(batches)):
+        rows = ImageRows(table, positions, encoder.image_transform)
+        loader = image_loader(rows, [b.tolist() for b in ctx.shard(batches)], workers, pin_memory=encoder.device.type == "cuda")
+        writer = cache.writer("image", ctx.rank) if cache is not None else nullcontext()
+        with writer, tqdm(total=len(row_of), desc="images", unit="image", disable=not self.show or None) as bar:
+            for done, batch, failed in loader:
                 failures.extend(failed)
                 if done:
+                    emb = encoder.encode_images(batch)
                     local[[row_of[p] for p in done]] = emb
                     if cache is not None:
                         writer.add([keys[p] for p in done], emb.numpy())
                 bar.update(len(done) + len(failed))
         full = torch.zeros(count, dim)
         full[torch.as_tensor(hit_positions, dtype=torch.long)] = torch.from_numpy(hit_emb)
-        for positions, rows in zip(owned, ctx.gather(local, [len(o) for o in owned], device)):
-            full[torch.tensor(positions, dtype=torch.long)] = rows
+        for part, rows_of_part in zip(owned, ctx.all_gather_rows(local, [len(o) for o in owned], encoder.device)):
+            full[torch.as_tensor(part, dtype=torch.long)] = rows_of_part
         all_failures = sorted(f for part in ctx.all_gather(failures) for f in part)
-        stats = {"cached": len(hits), "encoded": len(missing) - len(all_failures), "failures": all_failures}
+        stats = {"cached": len(hit_positions), "encoded": len(missing) - len(all_failures), "failures": all_failures}
         return full, stats
 
-    def _image_work(self, encoder: Encoder, table, positions, workers) -> tuple[Plan, Encode]:
-        """Images: batches in dataset order, decoded by ``workers`` DataLoader processes."""
-        rows = ImageRows(table, positions, encoder.image_transform)
+    def _score_texts(self, encoder: Encoder, texts: list[str], cache, images: torch.Tensor, image_columns, text_column):
+        """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0),
+        streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in length-sorted
+        batches (each rank its share), through a :class:`~lgip_metric.join.ScoreJoin` that keeps a text
+        only while a row waits for it. Under torchrun a rank scores the image columns of its own texts
+        and the ``t_sim`` of rows whose variant it owns; the caption embeddings those rows need travel
+        at the end of each round of batches."""
+        ctx, count = self.ctx, len(texts)
+        hits = cache.find("text", [content_key(x) for x in texts], images.shape[1]) if cache and ctx.is_main else None
+        cached = ctx.broadcast(np.sort(hits.positions) if hits is not None else np.zeros(0, np.int64))
+        missing = np.setdiff1d(np.arange(count), cached)
+        batches = [missing[b] for b in length_batches(self._token_lengths(encoder, texts, missing), self.batch_size,
+                                                      encoder.dynamic_padding)]
+        # Run them shortest first (same batches, so the same embeddings): variants are mostly as long as
+        # their caption or longer, so a caption waits for its variants rather than many variants for it.
+        batches.reverse()
+        owner = np.zeros(count, np.int64)  # the rank that brings each text: 0 for cached ones
+        for b, batch in enumerate(batches):
+            owner[batch] = b % ctx.world
+        left, right = text_column
+        whose = {name: owner[txt] for name, (_, txt) in image_columns.items()}  # the rank that scores each entry
+        whose["t_sim"] = owner[right]
+        mine = {name: ranks == ctx.rank for name, ranks in whose.items()}
+        join = ScoreJoin(images, count, {name: (img[mine[name]], txt[mine[name]]) for name, (img, txt) in image_columns.items()},
+                         (left[mine["t_sim"]], right[mine["t_sim"]]))
+        exported = np.zeros(count, bool)  # captions whose variant another rank owns
+        exported[left[owner[left] != owner[right]]] = True
+        rounds = [batches[start : start + ROUND_BATCHES * ctx.world] for start in range(0, len(batches), ROUND_BATCHES * ctx.world)]
+        writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
+        with writer, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
+            outbox = []
+            for positions, emb in hits.embeddings() if hits is not None else []:
+                join.add(positions, torch.from_numpy(emb))
+                outbox.append((positions[exported[positions]], emb[exported[positions]]))
+                bar.update(len(positions))
+            self._exchange(join, outbox)
+            for batches_of_round in rounds:
+                outbox = []
+                for batch in ctx.shard(batches_of_round):
+                    emb = encoder.encode_texts(encoder.text_batch(encoder.tokenize([texts[p] for p in batch])))
+                    join.add(batch, emb)
+                    if cache is not None:
+                        writer.add([content_key(texts[p]) for p in batch], emb.numpy())
+                    outbox.append((batch[exported[batch]], emb[torch.from_numpy(exported[batch])].numpy()))
+                self._exchange(join, outbox)
+                bar.update(sum(len(b) for b in batches_of_round))
+        values = {name: join.values[name] for name in image_columns}
+        values["t_sim"] = join.values["text"]
+        return self._collect(values, whose), {"cached": len(cached), "encoded": len(missing)}
 
-        def plan(missing):
-            return [missing[start : start + self.batch_size] for start in range(0, len(missing), self.batch_size)]
+    def _token_lengths(self, encoder: Encoder, texts: list[str], positions: np.ndarray) -> np.ndarray:
+        """Token lengths of ``texts[positions]`` (each rank tokenises a strided share); zeros when the
+        model pads to a fixed length (batches then keep position order)."""
+        if not encoder.dynamic_padding:
+            return np.zeros(len(positions), np.int64)
+        share = self.ctx.shard(positions)
+        lengths = np.zeros(len(positions), np.int64)
+        for rank, part in enumerate(self.ctx.all_gather(token_lengths(encoder.tokenize, [texts[p] for p in share], self.show))):
+            lengths[rank :: self.ctx.world] = part
+        return lengths
 
-        def encode(batches):
-            loader = image_loader(rows, batches, workers, pin_memory=encoder.device.type == "cuda")
-            for done, batch, failed in loader:
-                yield done, encoder.encode_images(batch) if batch is not None else None, failed
+    def _exchange(self, join: ScoreJoin, outbox: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Send this rank's exported caption embeddings to all; take those this rank's rows wait for."""
+        if self.ctx.world == 1:
+            return
+        sent = (np.concatenate([p for p, _ in outbox]), np.concatenate([e for _, e in outbox])) if outbox else None
+        for rank, part in enumerate(self.ctx.all_gather(sent)):
+            if rank == self.ctx.rank or part is None:
+                continue
+            positions, emb = part
+            wanted = join.waiting[positions] > 0
+            join.add(positions[wanted], torch.from_numpy(emb[wanted]))
 
-        return plan, encode
-
-    def _text_work(self, encoder: Encoder, texts) -> tuple[Plan, Encode]:
-        """Texts: tokenised once, batched by token length (longest first), padded per batch."""
-        tokens: dict[int, list[int]] = {}
-
-        def plan(missing):
-            ids = tokenize_all(encoder.tokenize, [texts[p] for p in missing], self.show)
-            tokens.update(zip(missing, ids))
-            return [[missing[i] for i in batch] for batch in length_batches(ids, self.batch_size, encoder.dynamic_padding)]
-
-        def encode(batches):
-            for batch in batches:
-                yield batch, encoder.encode_texts(encoder.text_batch([tokens[p] for p in batch])), []
-
-        return plan, encode
+    def _collect(self, values: dict[str, np.ndarray], whose: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Every column assembled on rank 0 from each rank's values of its own entries ({} on the other ranks)."""
+        parts = self.ctx.gather_to_main(values)
+        out = {}
+        for name in values if parts else ():
+            out[name] = np.empty(len(whose[name]))
+            for rank, part in enumerate(parts):
+                out[name][whose[name] == rank] = part[name]
+        return out
 
     def _provenance(self, encoder: Encoder, cache, counts: dict, digests: dict[str, str]) -> dict:
         spec, info = self.spec, hub_io.build_info(self.dataset)
@@ -301,16 +357,6 @@ class _Job:
 
 def _embed_dim(encoder: Encoder) -> int:
     return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
-
-
-def _cosines(left: torch.Tensor, right: torch.Tensor, left_idx, right_idx) -> np.ndarray:
-    """Row-wise dot products of unit vectors ``left[left_idx[i]] . right[right_idx[i]]``, in float64, in chunks."""
-    out = np.empty(len(left_idx), dtype=np.float64)
-    for start in range(0, len(out), SCORE_CHUNK):
-        a = left[torch.as_tensor(left_idx[start : start + SCORE_CHUNK])].double()
-        b = right[torch.as_tensor(right_idx[start : start + SCORE_CHUNK])].double()
-        out[start : start + SCORE_CHUNK] = (a * b).sum(dim=1).numpy()
-    return out
 
 
 def _write_table(table: pa.Table, path: Path, columns) -> str:

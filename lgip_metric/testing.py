@@ -212,3 +212,55 @@ def _variant_rows(image_id: int, caption_id: str, caption: str) -> list[dict]:
 
 
 
+
+
+def straightforward_scores(model: str, dataset: str | Path, batch_size: int) -> "pd.DataFrame":
+    """``s_original``/``s_variant``/``t_sim`` per scored ``row_id``, computed the plain way from one table of
+    every embedding: the engine's batches (images in id order, texts tokenised at once and sorted by
+    length), all rows scored in one float64 product. An independent check of the streamed engine."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from lgip_dataset.images import ImageError, decode_image
+    from lgip_metric.models import load_model
+
+    encoder = load_model(model, device="cpu")
+    rows, cells = (pq.read_table(next((Path(dataset) / c).glob("*.parquet"))).to_pandas() for c in (schema.PAIRS, schema.IMAGES))
+    cell_of = dict(zip(cells["image_id"], cells["image"]))
+    image_ids = sorted(set(rows["image_id"]))
+    image_emb: dict[int, torch.Tensor] = {}
+    for start in range(0, len(image_ids), batch_size):
+        decoded = {}
+        for image_id in image_ids[start : start + batch_size]:
+            try:
+                decoded[image_id] = encoder.image_transform(decode_image(cell_of[image_id]["bytes"]))
+            except ImageError:
+                continue
+        if decoded:
+            batch = {k: torch.stack([d[k] for d in decoded.values()]) for k in next(iter(decoded.values()))}
+            image_emb.update(zip(decoded, encoder.encode_images(batch)))
+    texts = sorted({encoder.normalize_text(t) for t in [*rows["caption"], *rows["variant"]]})
+    ids = encoder.tokenize(texts)
+    order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i) if encoder.dynamic_padding else i)
+    text_emb = torch.zeros(len(texts), image_emb[next(iter(image_emb))].shape[0])
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        text_emb[batch] = encoder.encode_texts(encoder.text_batch([ids[i] for i in batch]))
+    where = {t: i for i, t in enumerate(texts)}
+    rows = rows[rows["image_id"].isin(image_emb)]
+    images = torch.stack([image_emb[i] for i in rows["image_id"]]).double()
+    captions = text_emb[[where[encoder.normalize_text(t)] for t in rows["caption"]]].double()
+    variants = text_emb[[where[encoder.normalize_text(t)] for t in rows["variant"]]].double()
+    return pd.DataFrame({
+        "row_id": rows["row_id"].to_numpy(),
+        "s_original": (images * captions).sum(dim=1).numpy(),
+        "s_variant": (images * variants).sum(dim=1).numpy(),
+        "t_sim": (captions * variants).sum(dim=1).numpy(),
+    })
+
+
+def same_scores(scores: "pd.DataFrame", reference: "pd.DataFrame") -> bool:
+    """Whether a score table holds exactly (bit for bit) the reference's rows and values."""
+    columns = list(reference.columns)
+    return scores[columns].reset_index(drop=True).equals(reference.reset_index(drop=True))

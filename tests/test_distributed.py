@@ -1,4 +1,4 @@
-"""torchrun with the gloo backend and two CPU processes gives exactly the one-process result."""
+"""torchrun with the gloo backend and two CPU processes gives exactly the one-process result, with or without cache hits."""
 from __future__ import annotations
 
 import os
@@ -9,13 +9,19 @@ import uuid
 import pandas as pd
 
 from lgip_metric.engine import score_dataset
-from lgip_metric.testing import make_tiny_dataset
+from lgip_metric.testing import make_tiny_dataset, same_scores, straightforward_scores
 
 MODEL = "random:tiny-clip"
 
 
 def test_two_gloo_processes_equal_one(coco_dir, tmp_path):
     dataset = make_tiny_dataset(tmp_path / f"lgip-{uuid.uuid4().hex[:12]}", coco_dir)
+    # half the text chunks cached: rank 0 streams those hits and sends the captions rank 1's rows need
+    score_dataset(MODEL, dataset, tmp_path / "warm", cache_dir=tmp_path / "cache", batch_size=4, num_workers=0,
+                  progress=False, cache_chunk_rows=8)
+    chunks = sorted((tmp_path / "cache").glob("*/text/chunk-*.npz"))
+    for chunk in chunks[::2]:
+        chunk.unlink()
     common = ["--model", MODEL, "--dataset", str(dataset), "--device", "cpu", "--num-workers", "0", "--batch-size", "4",
               "--no-progress"]
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
@@ -28,9 +34,14 @@ def test_two_gloo_processes_equal_one(coco_dir, tmp_path):
     one = score_dataset(MODEL, dataset, tmp_path / "one", cache_dir="none", batch_size=4, num_workers=0, progress=False)
     two = pd.read_parquet(tmp_path / "two" / "scores.parquet")
     assert two.equals(one.scores())  # bit-identical: every batch is the batch one process runs
+    assert same_scores(two, straightforward_scores(MODEL, dataset, 4))
     provenance = pd.read_json(tmp_path / "two" / "provenance.json", typ="series")
     assert provenance["world_size"] == 2
-    assert provenance["counts"] == one.provenance["counts"]
+    counts, expected = provenance["counts"], one.provenance["counts"]
+    assert 0 < counts["cached_texts"] < counts["unique_texts"]
+    assert counts["cached_texts"] + counts["encoded_texts"] == expected["encoded_texts"]
+    assert {k: v for k, v in counts.items() if "cached" not in k and "encoded" not in k} == \
+        {k: v for k, v in expected.items() if "cached" not in k and "encoded" not in k}
 
     # both ranks wrote their chunks to the shared cache: one process now encodes nothing
     cached = score_dataset(MODEL, dataset, tmp_path / "again", cache_dir=tmp_path / "cache", batch_size=4,

@@ -18,7 +18,9 @@ from PIL import Image
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
 from lgip_metric.engine import score_dataset
-from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip
+from lgip_dataset import SAMPLE_DIR
+from lgip_metric.join import ScoreJoin
+from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip, same_scores, straightforward_scores
 
 
 def unique(folder):
@@ -194,3 +196,41 @@ def test_decode_refuses_bombs_and_empty_cells():
         cell_image({"bytes": None, "path": __file__})
     with pytest.raises(ImageError, match="corrupt or unreadable"):
         cell_image({"bytes": b"not a jpeg", "path": None})
+
+
+@pytest.mark.parametrize("batch_size", [3, 64])
+def test_streamed_engine_equals_straightforward_scores_bit_for_bit(dataset, batch_size, tmp_path):
+    run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", batch_size=batch_size,
+                        num_workers=0, progress=False)
+    assert same_scores(run.scores(), straightforward_scores("random:tiny-clip", dataset, batch_size))
+
+
+def test_the_join_keeps_few_text_embeddings_at_once(tmp_path, monkeypatch):
+    """On the embedded sample (length-sorted batches), a text waits only for partners of nearly its length."""
+    held, add = [], ScoreJoin.add
+
+    def recording(self, positions, emb):
+        add(self, positions, emb)
+        held.append(self.held())
+
+    monkeypatch.setattr(ScoreJoin, "add", recording)
+    run = score_dataset("random:tiny-clip", SAMPLE_DIR, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
+    assert held[-1] == 0  # every row scored, nothing left behind
+    assert max(held) < run.provenance["counts"]["unique_texts"] / 10
+
+
+def test_join_equals_one_product_in_any_arrival_order():
+    rng = np.random.default_rng(0)
+    images = F.normalize(torch.randn(5, 16), dim=-1)
+    texts = F.normalize(torch.randn(40, 16), dim=-1)
+    img, left, right = rng.integers(0, 5, 300), rng.integers(0, 40, 300), rng.integers(0, 40, 300)
+    want_image = (images[img].double() * texts[left].double()).sum(dim=1).numpy()
+    want_text = (texts[left].double() * texts[right].double()).sum(dim=1).numpy()
+    for chunk in (1, 7, 40):
+        arrival = rng.permutation(40)
+        join = ScoreJoin(images, 40, {"s": (img, left)}, (left, right))
+        for start in range(0, 40, chunk):
+            positions = arrival[start : start + chunk]
+            join.add(positions, texts[positions])
+        assert np.array_equal(join.values["s"], want_image) and np.array_equal(join.values["text"], want_text)
+        assert join.held() == 0

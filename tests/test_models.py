@@ -65,7 +65,7 @@ def engine_text_embeddings(encoder, texts, batch_size=2):
     ids = encoder.tokenize([encoder.normalize_text(t) for t in texts])
     out = torch.zeros(len(texts), _dim(encoder))
     widths = []
-    for index in length_batches(ids, batch_size, encoder.dynamic_padding):
+    for index in length_batches([len(i) for i in ids], batch_size, encoder.dynamic_padding):
         batch = encoder.text_batch([ids[i] for i in index])
         widths.append(batch["input_ids"].shape[1])
         out[index] = encoder.encode_texts(batch)

@@ -1,0 +1,130 @@
+"""Peak memory and speed of ``lgip score`` as the number of images grows, with wide (d = 1024) embeddings.
+
+    python benchmarks/bench_scale.py --coco ../shared/coco [--sizes 250 500 1000] [--work DIR]
+
+For each N it builds (once, kept in ``--work``) a val2017 LGIP dataset of N images with the real
+COCO captions (core families); the images folder links every captioned image id to one of the
+local real JPEGs in turn, so any N up to 5,000 works offline. It scores each dataset in a fresh
+subprocess with a random open_clip model whose towers are tiny but whose embeddings are
+``--width`` wide (the config is written to a local folder, loaded as ``local-dir:``), without a
+cache and without image workers, and prints that process's peak RSS and rows/s (and, at its end,
+how much of its RSS is anonymous memory and how much file pages mapped from the dataset's Arrow
+files, which the kernel can reclaim); then the growth of peak RSS per 1,000 images
+(least-squares slope) and its extrapolation to 40,000 images.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+PAPER_IMAGES = 40_000
+# Tiny towers (2 layers, 32 px images) projected to a wide embedding: memory behaves like a large model's.
+WIDE_TINY_CONFIG = {
+    "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "head_width": 32, "patch_size": 8},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
+}
+# Runs in the child: score the dataset and report peak RSS (ru_maxrss is KiB on Linux).
+CHILD = """
+import json, resource, sys, time
+from lgip_metric.engine import score_dataset
+start = time.perf_counter()
+run = score_dataset(sys.argv[1], sys.argv[2], sys.argv[3], cache_dir="none", num_workers=0, progress=False,
+                    batch_size=int(sys.argv[4]))
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+kib = {k: int(status[k].split()[0]) * 1024 if k in status else None for k in ("RssAnon", "RssFile")}
+print(json.dumps({"rows": run.provenance["counts"]["scored_rows"], "texts": run.provenance["counts"]["unique_texts"],
+                  "seconds": seconds, "peak_rss": peak, "end_anon": kib["RssAnon"], "end_file": kib["RssFile"]}))
+"""
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--coco", required=True, type=Path, help="folder with annotations/ and val2017_images/")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000], help="numbers of images")
+    parser.add_argument("--width", type=int, default=1024, help="embedding width d (default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the builds (default: a temporary one)")
+    return parser.parse_args()
+
+
+def image_folder(coco: Path, captions: dict, folder: Path) -> Path:
+    """Every captioned val2017 file name, linked to the local real JPEGs in turn."""
+    real = sorted((coco / "val2017_images").glob("*.jpg"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, image in enumerate(sorted(captions["images"], key=lambda x: x["id"])):
+        link = folder / image["file_name"]
+        if not link.exists():
+            link.symlink_to(real[i % len(real)].resolve())
+    return folder
+
+
+def build(coco: Path, images: Path, n: int, out: Path) -> Path:
+    """An LGIP build of ``n`` seeded val2017 images (kept between runs)."""
+    if not (out / "README.md").exists():
+        subprocess.run([sys.executable, "-m", "lgip_dataset.cli", "build", "--captions",
+                        str(coco / "annotations" / "captions_val2017.json"), "--images", str(images),
+                        "--num-images", str(n), "--out", str(out), "--overwrite", "--quiet"],
+                       check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def wide_model(folder: Path, width: int) -> str:
+    """A local open_clip folder describing the tiny, wide architecture; the model name that loads it with random weights."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"model_cfg": {"embed_dim": width, **WIDE_TINY_CONFIG}, "preprocess_cfg": {}}
+    (folder / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return f"random:local-dir:{folder}"
+
+
+def measure(model: str, dataset: Path, out: Path, batch_size: int) -> dict:
+    """Score ``dataset`` in a fresh process; its rows, seconds and peak RSS."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), *sys.path]))}
+    done = subprocess.run([sys.executable, "-c", CHILD, model, str(dataset), str(out), str(batch_size)],
+                          capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        sys.exit(f"scoring {dataset} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _mb(size: int | None) -> str:
+    return "n/a" if size is None else f"{size / 2**20:.0f}"
+
+
+def main() -> None:
+    args = parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or Path(tmp)
+        captions = json.loads((args.coco / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
+        images = image_folder(args.coco, captions, work / "images")
+        model = wide_model(work / f"wide-tiny-d{args.width}", args.width)
+        print(f"model: random open_clip, tiny towers, d = {args.width}; --cache-dir none, --num-workers 0, "
+              f"batch {args.batch_size}")
+        print(f"{'images':>7} {'rows':>9} {'texts':>9} {'peak RSS MB':>12} {'rows/s':>9} {'seconds':>8} "
+              f"{'at end: anon MB':>15} {'file-mapped MB':>14}")
+        sizes, peaks = [], []
+        for n in sorted(args.sizes):
+            dataset = build(args.coco, images, n, work / f"val2017-{n}")
+            result = measure(model, dataset, work / f"scores-{n}", args.batch_size)
+            peak_mb = result["peak_rss"] / 2**20
+            sizes.append(n)
+            peaks.append(peak_mb)
+            print(f"{n:>7,} {result['rows']:>9,} {result['texts']:>9,} {peak_mb:>12.0f} "
+                  f"{result['rows'] / result['seconds']:>9.0f} {result['seconds']:>8.1f} "
+                  f"{_mb(result['end_anon']):>15} {_mb(result['end_file']):>14}")
+        if len(sizes) > 1:
+            slope, intercept = np.polyfit(np.array(sizes) / 1000, peaks, 1)
+            print(f"growth: {slope:.0f} MB peak RSS per 1,000 images (least squares over {len(sizes)} sizes)")
+            print(f"extrapolated to {PAPER_IMAGES:,} images: {(intercept + slope * PAPER_IMAGES / 1000) / 1024:.1f} GB")
+
+
+if __name__ == "__main__":
+    main()

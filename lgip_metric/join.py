@@ -1,0 +1,108 @@
+"""Per-row cosines from text embeddings that arrive in any order, each kept only while a row needs it.
+
+The engine streams the text embeddings (cache hits, then its length-sorted batches) through a
+:class:`ScoreJoin`. An *image column* (``image_idx``, ``text_idx``) is a dot product of an image
+embedding, all known up front, with a text: it is computed when the text arrives. The *text
+column* (``left_idx``, ``right_idx``: caption and variant) needs both texts: it is computed when
+the second one arrives, and a text stays in memory only until every text-column row that names it
+is done. Since captions and their variants have nearly equal token lengths, few texts wait at once.
+
+Every value is ``(a.double() * b.double()).sum()`` over one row, which torch computes the same way
+whatever the number of rows in the call: the join's values are bit-identical to scoring every row
+at once from one table of all embeddings.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def cosines(left: torch.Tensor, right: torch.Tensor) -> np.ndarray:
+    """Row-wise dot products of unit vectors, in float64."""
+    return (left.double() * right.double()).sum(dim=1).numpy()
+
+
+class _Index:
+    """The entries of an index array grouped by value: ``members(values)`` lists the entries naming any of them."""
+
+    def __init__(self, values: np.ndarray, size: int):
+        self.order = np.argsort(values, kind="stable")
+        self.starts = np.concatenate([[0], np.cumsum(np.bincount(values, minlength=size))])
+
+    def members(self, values: np.ndarray) -> np.ndarray:
+        begin, end = self.starts[values], self.starts[values + 1]
+        counts = end - begin
+        total = int(counts.sum())
+        if not total:
+            return np.zeros(0, np.int64)
+        offsets = np.repeat(begin - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+        return self.order[offsets + np.arange(total)]
+
+
+class _Bank:
+    """Embeddings kept between batches, in the slots of one growing tensor."""
+
+    def __init__(self, size: int, dim: int):
+        self.slot = np.full(size, -1, np.int64)  # text position -> row of ``rows``, -1 when not held
+        self.rows = torch.zeros(0, dim)
+        self.free: list[int] = []
+
+    def put(self, positions: np.ndarray, emb: torch.Tensor) -> None:
+        while len(self.free) < len(positions):
+            grown = max(len(self.rows) // 4, len(positions), 64)  # a quarter more: little spare room
+            self.free.extend(range(len(self.rows) + grown - 1, len(self.rows) - 1, -1))
+            self.rows = torch.cat([self.rows, torch.zeros(grown, self.rows.shape[1])])
+        slots = [self.free.pop() for _ in range(len(positions))]
+        self.slot[positions] = slots
+        self.rows[slots] = emb
+
+    def get(self, positions: np.ndarray) -> torch.Tensor:
+        return self.rows[torch.from_numpy(self.slot[positions])]
+
+    def drop(self, positions: np.ndarray) -> None:
+        self.free.extend(self.slot[positions].tolist())
+        self.slot[positions] = -1
+
+    def __len__(self) -> int:
+        return int((self.slot >= 0).sum())
+
+
+class ScoreJoin:
+    """The values of some image columns and one text column over ``n_texts`` text positions."""
+
+    def __init__(self, images: torch.Tensor, n_texts: int, image_columns: dict[str, tuple[np.ndarray, np.ndarray]],
+                 text_column: tuple[np.ndarray, np.ndarray]):
+        self.images = images
+        self.image_columns = {name: (img, txt, _Index(txt, n_texts)) for name, (img, txt) in image_columns.items()}
+        self.left, self.right = text_column
+        self.by_left, self.by_right = _Index(self.left, n_texts), _Index(self.right, n_texts)
+        self.values = {name: np.full(len(txt), np.nan) for name, (_, txt) in image_columns.items()}
+        self.values["text"] = np.full(len(self.left), np.nan)
+        self.waiting = (np.bincount(self.left, minlength=n_texts) + np.bincount(self.right, minlength=n_texts)).astype(np.int64)
+        self.arrived = np.zeros(n_texts, bool)
+        self.bank = _Bank(n_texts, images.shape[1])
+
+    def add(self, positions, emb: torch.Tensor) -> None:
+        """Take the embeddings of texts ``positions`` (each position arrives once)."""
+        positions = np.asarray(positions, np.int64)
+        if not len(positions):
+            return
+        self.bank.put(positions, emb)
+        self.arrived[positions] = True
+        for name, (img, txt, index) in self.image_columns.items():
+            entries = index.members(positions)
+            if len(entries):
+                self.values[name][entries] = cosines(self.images[torch.from_numpy(img[entries])], self.bank.get(txt[entries]))
+        rows = np.unique(np.concatenate([self.by_left.members(positions), self.by_right.members(positions)]))
+        rows = rows[self.arrived[self.left[rows]] & self.arrived[self.right[rows]]]
+        left, right = self.left[rows], self.right[rows]
+        if len(rows):
+            self.values["text"][rows] = cosines(self.bank.get(left), self.bank.get(right))
+            np.subtract.at(self.waiting, left, 1)
+            np.subtract.at(self.waiting, right, 1)
+        touched = np.unique(np.concatenate([positions, left, right]))
+        self.bank.drop(touched[self.waiting[touched] == 0])
+
+    def held(self) -> int:
+        """How many text embeddings are kept now (texts whose rows wait for a partner)."""
+        return len(self.bank)
