@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lgip_dataset.coco import read_captions
@@ -32,6 +32,7 @@ ALL = Perturber(k_same=6, k_diff=6, families="all")
 
 
 @given(caption=captions, seed=seeds)
+@example(caption="A:ß", seed=0)  # found by this fuzz (seeds 2 and 3): "ß" capitalised as "SS"
 def test_perturber_never_crashes_never_returns_its_input_and_is_deterministic(caption, seed):
     result = ALL.perturb(caption, seed=seed)
     assert result_problems(Perturber().perturb(caption, seed=seed), 6, 6) == []

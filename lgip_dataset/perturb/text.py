@@ -27,6 +27,13 @@ def is_title(word: str) -> bool:
     return word[:1].isupper() and (len(word) == 1 or word[1:] == word[1:].lower())
 
 
+def capitalized(word: str) -> str:
+    """``word`` with its first letter upper-case, unless that letter has no one-letter capital
+    ("ß" -> "SS"): then as is, since the change would also change the word's spelling."""
+    first = word[:1].upper()
+    return first + word[1:] if len(first) == len(word[:1]) else word
+
+
 def match_case(model: str, word: str, *, sentence_start: bool = False, shouting: bool = False) -> str:
     """``word`` written in the case of ``model``: ALL CAPS in an all-caps caption, Capitalised when
     ``model`` is ("Two" -> "Three") or starts a sentence ("TV stand" -> "Dog stand"); otherwise as
@@ -34,7 +41,7 @@ def match_case(model: str, word: str, *, sentence_start: bool = False, shouting:
     if shouting and model.isupper():
         return word.upper()
     if model[:1].isupper() and (sentence_start or is_title(model.split()[0])):
-        return word[:1].upper() + word[1:]
+        return capitalized(word)
     return word
 
 
@@ -42,4 +49,4 @@ def same_case(model: str, word: str) -> str:
     """``word`` (another form of the word ``model``, e.g. its plural) in the case of ``model``."""
     if model.isupper():
         return word.upper()
-    return word[:1].upper() + word[1:] if model[:1].isupper() else word
+    return capitalized(word) if model[:1].isupper() else word

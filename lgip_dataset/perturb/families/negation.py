@@ -21,7 +21,7 @@ from lgip_dataset.perturb.phrases import attribute_pairs, is_ing_verb
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, single_sites
 from lgip_dataset.perturb.senses import noun_number
-from lgip_dataset.perturb.text import is_title
+from lgip_dataset.perturb.text import capitalized, is_title
 from lgip_dataset.perturb.variant import Variant
 
 BE_VERBS = frozenset(("is", "are", "was", "were"))
@@ -59,7 +59,7 @@ def _negated_attribute(ctx: CaptionContext, i: int, unit: Unit) -> Variant:
     adj = ctx.tokens[i]
     noun = ctx.text[unit.span[0]:unit.span[1]]
     if ctx.sentence_start(i) and is_title(adj.text):
-        noun = noun[:1].upper() + noun[1:]
+        noun = capitalized(noun)
     be = "is" if noun_number(ctx, unit) == "singular" else "are"
     attribute = adj.low if is_title(adj.text) else adj.text
     new = f"{noun} {ctx.inserted(f'that {be} not')} {attribute}"

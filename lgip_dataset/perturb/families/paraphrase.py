@@ -9,7 +9,7 @@ from lgip_dataset.perturb.context import CaptionContext, Unit
 from lgip_dataset.perturb.lexicon import Lexicon
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.text import WORD_RE, is_title
+from lgip_dataset.perturb.text import WORD_RE, capitalized, is_title
 from lgip_dataset.perturb.variant import Variant
 
 HAS_LETTER = re.compile(r"[^\W\d_]")
@@ -97,7 +97,7 @@ def paraphrases(ctx: CaptionContext) -> dict[str, list[str]]:
         for p in lex.patterns[caption_kind(ctx)]:
             if words.isdisjoint(p.frame_nouns):
                 text = ctx.inserted(p.before) + (lowered if p.before else core) + ctx.inserted(p.after) + end
-                out[p.family].append(text[0].upper() + text[1:] if upper else text)
+                out[p.family].append(capitalized(text) if upper else text)
     ctx.memo["paraphrases"] = out
     return out
 

@@ -21,6 +21,7 @@ from lgip_dataset.perturb.phrases import COORDINATORS, NounPhrase, noun_phrases,
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, single_sites
 from lgip_dataset.perturb.senses import noun_number
+from lgip_dataset.perturb.text import capitalized
 from lgip_dataset.perturb.variant import Variant
 
 AGREEING_VERBS = frozenset(("is", "are", "was", "were", "has", "have", "isn't", "aren't"))
@@ -32,7 +33,7 @@ def moved(ctx: CaptionContext, np: NounPhrase, to: NounPhrase) -> str:
     if ctx.sentence_start(np.start) and ctx.tokens[np.start].text[:1].isupper():
         text = lower_first(text, ctx.lex)
     if ctx.sentence_start(to.start) and ctx.tokens[to.start].text[:1].isupper():
-        text = text[:1].upper() + text[1:]
+        text = capitalized(text)
     return text
 
 

@@ -14,7 +14,7 @@ from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import region_flip
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom
-from lgip_dataset.perturb.text import is_title
+from lgip_dataset.perturb.text import capitalized, is_title
 from lgip_dataset.perturb.variant import Variant
 
 MAX_DRAWS = 32  # permutations tried per caption; every distinct one is a candidate
@@ -44,7 +44,7 @@ def _scrambles(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[V
         for dst, src in zip(positions, order):
             new[dst] = words[src]
         if lowered:
-            new[0] = new[0][:1].upper() + new[0][1:]
+            new[0] = capitalized(new[0])
         changed = [i for i, tok in enumerate(ctx.tokens) if new[i] != tok.text]
         if [w.lower() for w in new] == [w.lower() for w in words]:
             continue
@@ -60,4 +60,4 @@ def _generator(family: str):
 
 
 for _family in CLASSES:
-    register(_family, "flip", version="1.0.0")(_generator(_family))
+    register(_family, "flip", version="1.1.0")(_generator(_family))
