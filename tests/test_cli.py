@@ -66,10 +66,15 @@ def test_evaluate_out_has_its_own_help(capsys):
     assert "--out OUT output folder for scores.parquet, provenance.json, results.json and report/" in helps["evaluate"]
 
 
-def test_open_clip_names_without_importing_open_clip_are_its_list_models(monkeypatch):
-    import open_clip
-
-    from lgip_metric.models import registry
-
-    monkeypatch.delitem(sys.modules, "open_clip")
-    assert registry._open_clip_names() == sorted(open_clip.list_models())
+def test_open_clip_names_without_importing_open_clip_are_its_list_models():
+    """In a fresh interpreter (other tests register extra configs with open_clip in this one)."""
+    code = ("import sys, json\n"
+            "from lgip_metric.models import registry\n"
+            "names = registry._open_clip_names()\n"
+            "assert 'open_clip' not in sys.modules\n"
+            "import open_clip\n"
+            "print(json.dumps(names == sorted(open_clip.list_models())))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "true"
