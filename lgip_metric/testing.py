@@ -21,12 +21,15 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from lgip_dataset import schema
 from lgip_dataset.card import write_minimal_card
 from lgip_metric.models.base import seeded_init
 from lgip_metric.models.registry import TINY_CLIP_CONFIG
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TINY_LAYERS = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
 
@@ -218,9 +221,9 @@ def straightforward_scores(model: str, dataset: str | Path, batch_size: int) -> 
     """``s_original``/``s_variant``/``t_sim`` per scored ``row_id``, computed the plain way from one table of
     every embedding: the engine's batches (images in id order, texts tokenised at once and sorted by
     length), all rows scored in one float64 product. An independent check of the streamed engine."""
-    import numpy as np
     import pandas as pd
     import pyarrow.parquet as pq
+    import torch
 
     from lgip_dataset.images import ImageError, decode_image
     from lgip_metric.models import load_model
