@@ -67,7 +67,8 @@ def test_dry_run_lists_exactly_what_the_upload_sends(capsys):
     assert out.rstrip().endswith("dry run: nothing uploaded")
     dataset = listed(out, "dataset")
     assert set(dataset) == {"README.md", "lgip_build.json", *(
-        f"{c}/{p.name}" for c in schema.CONFIGS for p in (SAMPLE_DIR / c).glob("*.parquet"))}
+        f"{c}/{p.name}" for c in (*schema.CONFIGS, *schema.OPTIONAL_CONFIGS) for p in (SAMPLE_DIR / c).glob("*.parquet"))}
+    assert "plausibility/test-00000-of-00001.parquet" in dataset  # the sample carries its hard flips' figures
     metric = listed(out, "metric")
     assert set(metric) == {"README.md", "app.py", "requirements.txt", "lgip.py", "stats.py", "about.py", "variant_types.py"}  # named after the repo
     space = listed(out, "space")
