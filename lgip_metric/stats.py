@@ -398,33 +398,50 @@ def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np
     with multiplicities w gives w @ numerator / w @ denominator.
     """
     columns, numerators, denominators, support = [], [], [], []
-
-    def per_image(weights):
-        return np.bincount(summary.pair_image, weights=weights, minlength=len(summary.image_keys))
-
+    n_images = len(summary.image_keys)
+    matrices = (summary.count, summary.value, summary.positive)
+    by_stratum = _image_sums(*(m.T for m in matrices), summary.pair_image, n_images, pair_level)
     for type_, kind, strata in _blocks(summary):
-        count = _block_sum(summary.count, strata)
-        has = count > 0
-        image_rows = per_image(count)
-        image_pairs = per_image(has)
-        for metric, sums in zip(METRICS[kind], (summary.value, summary.positive)):
-            total = _block_sum(sums, strata)
-            if pair_level:
-                numerators.append(per_image(total))
-                denominators.append(image_rows)
-            else:
-                numerators.append(per_image(np.divide(total, count, out=np.zeros_like(total), where=has)))
-                denominators.append(image_pairs)
+        if len(strata) == 1:
+            image_pairs, image_rows, *sums = (m[strata[0]] for m in by_stratum)
+        else:
+            block = (_block_sum(m, strata)[None] for m in matrices)
+            image_pairs, image_rows, *sums = (m[0] for m in _image_sums(*block, summary.pair_image, n_images,
+                                                                          pair_level))
+        for metric, numerator in zip(METRICS[kind], sums):
+            numerators.append(numerator)
+            denominators.append(image_rows if pair_level else image_pairs)
             columns.append((type_, kind, metric))
             support.append((image_pairs, image_rows))
         if type_ in NWAY_TYPES:  # SNARE n-way: the caption beats every scramble of this type
             column = strata[0]
-            wins = summary.original_max[:, column] > summary.variant_max[:, column]
-            numerators.append(per_image(has & wins))
+            wins = (summary.count[:, column] > 0) & (summary.original_max[:, column] > summary.variant_max[:, column])
+            numerators.append(np.bincount(summary.pair_image, weights=wins, minlength=n_images))
             denominators.append(image_pairs)
             columns.append((type_, kind, NWAY))
             support.append((image_pairs, image_rows))
     return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
+
+
+def _image_sums(count, value, positive, pair_image: np.ndarray, n_images: int, pair_level: bool) -> tuple:
+    """Per image sums of per base pair sums, one row per block (the rows of the (blocks, pairs) inputs).
+
+    Returns (blocks, images) float arrays: base pairs with rows, variant rows, and the numerators of
+    the value and positive statistics (sums, or per-pair means unless ``pair_level``). Only cells
+    with rows are visited: the others would add +0.0, which leaves every sum as it is.
+    """
+    filled = np.flatnonzero(count)
+    block, pair = np.divmod(filled, count.shape[1])
+    cell = block * n_images + pair_image[pair]
+
+    def per_image(weights=None):
+        return np.bincount(cell, weights=weights, minlength=count.shape[0] * n_images).reshape(-1, n_images)
+
+    rows = count.ravel()[filled]
+    sums = (value.ravel()[filled], positive.ravel()[filled])
+    if not pair_level:
+        sums = tuple(total / rows for total in sums)
+    return (per_image().astype(np.float64), per_image(rows), *map(per_image, sums))
 
 
 def _block_sum(matrix: np.ndarray, strata: list[int]) -> np.ndarray:
