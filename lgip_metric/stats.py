@@ -33,7 +33,9 @@ of two models scored on the same rows (paired bootstrap and McNemar's exact test
 from __future__ import annotations
 
 import warnings
+from collections import defaultdict
 from dataclasses import dataclass
+from itertools import count as counter
 
 import numpy as np
 
@@ -152,6 +154,8 @@ def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes into the sorted unique ids; non-numeric ids are compared as text."""
     if values.dtype.kind not in "iub":
         values = values.astype(str)
+    if values.size and (values[1:] > values[:-1]).all():  # already sorted and unique, as ids often are
+        return np.arange(values.size, dtype=np.int64), values
     keys, codes = np.unique(values, return_inverse=True)
     return codes.astype(np.int64, copy=False), keys
 
@@ -159,13 +163,14 @@ def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     """Codes into the sorted labels of a low-cardinality string column (one hashed pass)."""
     items = values.tolist()
-    labels = set(items)
-    bad = [label for label in labels if not isinstance(label, str)]
+    seen = defaultdict(counter().__next__)  # label -> code, in order of first appearance
+    codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
+    bad = [label for label in seen if not isinstance(label, str)]
     if bad:
         raise LGIPInputError(f"{name} must be strings; row {items.index(bad[0])} is {bad[0]!r}")
-    labels = sorted(labels)
-    table = {label: code for code, label in enumerate(labels)}
-    return np.fromiter(map(table.__getitem__, items), dtype=np.int64, count=len(items)), labels
+    labels = sorted(seen)
+    rank = {label: code for code, label in enumerate(labels)}
+    return np.array([rank[label] for label in seen], dtype=np.int64)[codes], labels
 
 
 def _names(values, limit: int = 8) -> str:
@@ -213,7 +218,7 @@ def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.nda
     run = np.cumsum(starts) - 1
     cap_codes, cap_keys = _factorize_ids(captions[starts])
     img_codes, img_keys = _factorize_ids(images[starts])
-    combined, head_pair = np.unique(img_codes * len(cap_keys) + cap_codes, return_inverse=True)
+    head_pair, combined = _factorize_ids(img_codes * len(cap_keys) + cap_codes)
     _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
     return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
 
@@ -229,8 +234,8 @@ def _warn_shared_captions(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys
     for per-image caption numbering ("0", "1", ... on every image) and wrong for mislabelled rows of
     an LGIP dataset, whose caption ids are unique.
     """
-    caps, counts = np.unique(pair_caps, return_counts=True)
-    shared = caps[counts > 1]
+    counts = np.bincount(pair_caps, minlength=len(cap_keys))
+    shared = np.flatnonzero(counts > 1)
     if shared.size:
         images = img_keys[pair_imgs[pair_caps == shared[0]][:2]].tolist()
         warnings.warn(
@@ -259,25 +264,29 @@ def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, 
 
 def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summary:
     n_pairs, n_strata = len(rows.pair_caption), len(rows.strata)
-    cell = rows.pair * n_strata + rows.stratum
+    cell = rows.stratum * n_pairs + rows.pair  # stratum-major: each stratum's column is contiguous
     size = n_pairs * n_strata
     is_flip = np.array([kind == FLIP for _, kind in rows.strata])[rows.stratum]
     diff = original - variant
     value = np.where(is_flip, diff, np.abs(diff))
     positive = is_flip & (original > variant)
-    shape = (n_pairs, n_strata)
     nway = np.array([type_ in NWAY_TYPES for type_, _ in rows.strata], dtype=bool)[rows.stratum]
     return Summary(
         image_keys=rows.image_keys,
         pair_image=rows.pair_image,
         pair_caption=rows.pair_caption,
         strata=rows.strata,
-        count=np.bincount(cell, minlength=size).reshape(shape),
-        value=np.bincount(cell, weights=value, minlength=size).reshape(shape),
-        positive=np.bincount(cell, weights=positive, minlength=size).reshape(shape),
-        original_max=_cell_max(cell[nway], original[nway], size).reshape(shape),
-        variant_max=_cell_max(cell[nway], variant[nway], size).reshape(shape),
+        count=_by_pair(np.bincount(cell, minlength=size), n_strata),
+        value=_by_pair(np.bincount(cell, weights=value, minlength=size), n_strata),
+        positive=_by_pair(np.bincount(cell, weights=positive, minlength=size), n_strata),
+        original_max=_by_pair(_cell_max(cell[nway], original[nway], size), n_strata),
+        variant_max=_by_pair(_cell_max(cell[nway], variant[nway], size), n_strata),
     )
+
+
+def _by_pair(cells: np.ndarray, n_strata: int) -> np.ndarray:
+    """The (base pairs, strata) matrix of stratum-major cells, as a view whose columns are contiguous."""
+    return cells.reshape(n_strata, -1).T
 
 
 def _cell_max(cell: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
@@ -324,23 +333,23 @@ def merge(*summaries: Summary) -> Summary:
     for summary, offset in zip(summaries, np.cumsum([0] + [len(s.pair_caption) for s in summaries])):
         columns = np.array([strata.index(s) for s in summary.strata])
         codes = pair[offset : offset + len(summary.pair_caption)]
-        cells.append((codes[:, None] * len(strata) + columns[None, :]).ravel())
+        cells.append((columns[None, :] * len(pair_caption) + codes[:, None]).ravel())
         counts.append(summary.count.ravel())
         values.append(summary.value.ravel())
         positives.append(summary.positive.ravel())
         original_max.append(summary.original_max.ravel())
         variant_max.append(summary.variant_max.ravel())
-    cell, size, shape = np.concatenate(cells), len(pair_caption) * len(strata), (len(pair_caption), len(strata))
+    cell, size, n_strata = np.concatenate(cells), len(pair_caption) * len(strata), len(strata)
     return Summary(
         image_keys=image_keys,
         pair_image=pair_image,
         pair_caption=pair_caption,
         strata=strata,
-        count=np.bincount(cell, weights=np.concatenate(counts), minlength=size).reshape(shape).astype(np.int64),
-        value=np.bincount(cell, weights=np.concatenate(values), minlength=size).reshape(shape),
-        positive=np.bincount(cell, weights=np.concatenate(positives), minlength=size).reshape(shape),
-        original_max=_cell_max(cell, np.concatenate(original_max), size).reshape(shape),
-        variant_max=_cell_max(cell, np.concatenate(variant_max), size).reshape(shape),
+        count=_by_pair(np.bincount(cell, weights=np.concatenate(counts), minlength=size), n_strata).astype(np.int64),
+        value=_by_pair(np.bincount(cell, weights=np.concatenate(values), minlength=size), n_strata),
+        positive=_by_pair(np.bincount(cell, weights=np.concatenate(positives), minlength=size), n_strata),
+        original_max=_by_pair(_cell_max(cell, np.concatenate(original_max), size), n_strata),
+        variant_max=_by_pair(_cell_max(cell, np.concatenate(variant_max), size), n_strata),
     )
 
 
@@ -389,33 +398,55 @@ def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np
     with multiplicities w gives w @ numerator / w @ denominator.
     """
     columns, numerators, denominators, support = [], [], [], []
-
-    def per_image(weights):
-        return np.bincount(summary.pair_image, weights=weights, minlength=len(summary.image_keys))
-
+    n_images = len(summary.image_keys)
+    matrices = (summary.count, summary.value, summary.positive)
+    by_stratum = _image_sums(*(m.T for m in matrices), summary.pair_image, n_images, pair_level)
     for type_, kind, strata in _blocks(summary):
-        count = summary.count[:, strata].sum(axis=1)
-        has = count > 0
-        image_rows = per_image(count)
-        image_pairs = per_image(has)
-        for metric, sums in zip(METRICS[kind], (summary.value, summary.positive)):
-            total = sums[:, strata].sum(axis=1)
-            if pair_level:
-                numerators.append(per_image(total))
-                denominators.append(image_rows)
-            else:
-                numerators.append(per_image(np.divide(total, count, out=np.zeros_like(total), where=has)))
-                denominators.append(image_pairs)
+        if len(strata) == 1:
+            image_pairs, image_rows, *sums = (m[strata[0]] for m in by_stratum)
+        else:
+            block = (_block_sum(m, strata)[None] for m in matrices)
+            image_pairs, image_rows, *sums = (m[0] for m in _image_sums(*block, summary.pair_image, n_images,
+                                                                          pair_level))
+        for metric, numerator in zip(METRICS[kind], sums):
+            numerators.append(numerator)
+            denominators.append(image_rows if pair_level else image_pairs)
             columns.append((type_, kind, metric))
             support.append((image_pairs, image_rows))
         if type_ in NWAY_TYPES:  # SNARE n-way: the caption beats every scramble of this type
             column = strata[0]
-            wins = summary.original_max[:, column] > summary.variant_max[:, column]
-            numerators.append(per_image(has & wins))
+            wins = (summary.count[:, column] > 0) & (summary.original_max[:, column] > summary.variant_max[:, column])
+            numerators.append(np.bincount(summary.pair_image, weights=wins, minlength=n_images))
             denominators.append(image_pairs)
             columns.append((type_, kind, NWAY))
             support.append((image_pairs, image_rows))
     return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
+
+
+def _image_sums(count, value, positive, pair_image: np.ndarray, n_images: int, pair_level: bool) -> tuple:
+    """Per image sums of per base pair sums, one row per block (the rows of the (blocks, pairs) inputs).
+
+    Returns (blocks, images) float arrays: base pairs with rows, variant rows, and the numerators of
+    the value and positive statistics (sums, or per-pair means unless ``pair_level``). Only cells
+    with rows are visited: the others would add +0.0, which leaves every sum as it is.
+    """
+    filled = np.flatnonzero(count)
+    block, pair = np.divmod(filled, count.shape[1])
+    cell = block * n_images + pair_image[pair]
+
+    def per_image(weights=None):
+        return np.bincount(cell, weights=weights, minlength=count.shape[0] * n_images).reshape(-1, n_images)
+
+    rows = count.ravel()[filled]
+    sums = (value.ravel()[filled], positive.ravel()[filled])
+    if not pair_level:
+        sums = tuple(total / rows for total in sums)
+    return (per_image().astype(np.float64), per_image(rows), *map(per_image, sums))
+
+
+def _block_sum(matrix: np.ndarray, strata: list[int]) -> np.ndarray:
+    """Per base pair sum over the columns ``strata`` of a summary matrix (a view for one column)."""
+    return matrix[:, strata[0]] if len(strata) == 1 else matrix[:, strata].sum(axis=1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -435,15 +466,23 @@ def resample_images(n_images: int, n_resamples: int, seed: int):
 
 
 def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples, columns) bootstrap replicates; NaN where a resample has no base pair."""
-    n_images = numerators.shape[0]
+    """(n_resamples, columns) bootstrap replicates; NaN where a resample has no base pair.
+
+    One product per chunk of resamples: image multiplicities times the numerators and the
+    distinct denominator columns (many statistics share one), side by side.
+    """
+    n_images, n_columns = numerators.shape
+    position = {}  # a denominator column's bytes -> its index among the distinct columns
+    which = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
+    sums = np.hstack([numerators, denominators[:, np.unique(which, return_index=True)[1]]])
     out = []
     for index in resample_images(n_images, n_resamples, seed):
         r = index.shape[0]
         flat = (index + np.arange(r)[:, None] * n_images).ravel()
         weights = np.bincount(flat, minlength=r * n_images).reshape(r, n_images).astype(np.float64)
+        product = weights @ sums
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append((weights @ numerators) / (weights @ denominators))
+            out.append(product[:, :n_columns] / product[:, n_columns + which])
     return np.concatenate(out)
 
 
