@@ -16,21 +16,8 @@ from lgip_dataset.cli import main
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import BUILD_INFO, load_config
 from lgip_dataset.materialize import BuildConfig, build
-
-CAPTIONS = [
-    "A brown dog laying on the ground.",
-    "Two people standing in a room.",
-    "A red bus parked next to a white car.",
-    "A man holding a hot dog near a stop sign.",
-    "Three cats sleeping on an orange couch.",
-]
-
-
-def _jpeg(color="red", size=(32, 24)) -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", size, color).save(buffer, format="JPEG")
-    return buffer.getvalue()
-
+from reliability_support import CAPTIONS
+from reliability_support import jpeg as _jpeg
 
 def _tiny_coco(tmp_path, n_images=4, extra_annotations=(), image_bytes=None):
     """A small official-format captions file with real JPEGs written next to it."""
