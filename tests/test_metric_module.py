@@ -159,6 +159,18 @@ def test_info_names_homepage_code_license_and_the_shared_citation(lgip):
     assert "evaluate.load(str(METRIC_PATH))" in card
 
 
+def test_card_inputs_list_exactly_the_declared_types():
+    """The metric card's Inputs name every type the module declares (variant_types.py), and no other."""
+    import re
+
+    from lgip_metric.variant_types import VARIANT_TYPES
+
+    card = (METRIC_DIR / "README.md").read_text(encoding="utf-8")
+    inputs = card.split("### Inputs", 1)[1].split("\n### ", 1)[0]
+    types = inputs.split("**variant_types**", 1)[1].split("\n- **", 1)[0]
+    assert set(re.findall(r'`"([a-z_]+)"`', types)) == set(VARIANT_TYPES)
+
+
 # Installed distributions a fresh `pip install evaluate` venv would not have (and the lgip package).
 NOT_EVALUATE_DEPS = ("torch", "transformers", "nvidia", "triton", "open_clip", "timm", "gradio", "cuda", "lgip",
                      "__editable__")
