@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from lgip_dataset import hub_io, schema
+from lgip_dataset.ngram import BigramKN
 from lgip_metric import blind, stats
-from lgip_metric.ngram import BigramKN
 from lgip_metric.report.tables import markdown
 from lgip_metric.trigram import TrigramKN
 

@@ -26,7 +26,7 @@ import pandas as pd
 import scipy.stats
 import statsmodels.api as sm
 
-from lgip_metric.ngram import by_word_frequency, words
+from lgip_dataset.ngram import by_word_frequency, words
 
 NUMERIC = ("caption_length", "log_word_freq", "edit_position")
 BINARY = ("same_supercategory",)

@@ -1,6 +1,6 @@
 """Blind baselines (SugarCrepe's lesson): how far text alone goes on the flips.
 
-(a) Text-only plausibility scorers: the bigram Kneser-Ney model of :mod:`lgip_metric.ngram` (``lm``)
+(a) Text-only plausibility scorers: the bigram Kneser-Ney model of :mod:`lgip_dataset.ngram` (``lm``)
     and, as a check the hard flips were not selected against, the trigram of
     :mod:`lgip_metric.trigram` (``trigram``), each
     trained on the evaluated dataset's own human captions and **cross-fitted by image**: images
@@ -23,14 +23,13 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from lgip_dataset.ngram import FOLDS, BigramKN, image_fold
 from lgip_metric import stats
-from lgip_metric.ngram import BigramKN
 from lgip_metric.trigram import TrigramKN
 
-FOLDS = 2
 COLLAPSE = 0.99
 LM_DESCRIPTION = (
-    "bigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_metric.ngram; trained on the "
+    "bigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_dataset.ngram; trained on the "
     "evaluated dataset's own human captions, cross-fitted by image (2 folds by SHA-256 of image_id: the model of "
     "one fold scores the rows of the other fold's images)"
 )
@@ -47,8 +46,8 @@ def _stable_hash(values, salt: str = "") -> np.ndarray:
 
 
 def image_folds(image_ids) -> np.ndarray:
-    """Cross-fitting fold (0 or 1) of each image id."""
-    return (_stable_hash(image_ids) % FOLDS).astype(np.int64)
+    """Cross-fitting fold (0 or 1) of each image id (:func:`lgip_dataset.ngram.image_fold`)."""
+    return np.array([image_fold(i) for i in image_ids], dtype=np.int64)
 
 
 def lm_scores(rows: pd.DataFrame, model=BigramKN) -> tuple[np.ndarray, np.ndarray]:

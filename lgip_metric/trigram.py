@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from typing import Iterable
 
-from lgip_metric.ngram import BOS, DISCOUNT, EOS, BigramKN, words
+from lgip_dataset.ngram import BOS, DISCOUNT, EOS, BigramKN, words
 
 
 def _trigrams(text: str) -> list[tuple[str, str, str]]:

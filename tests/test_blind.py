@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lgip_dataset.ngram import BigramKN, words
 from lgip_metric import blind
-from lgip_metric.ngram import BigramKN, words
 from lgip_metric.trigram import TrigramKN
 
 

@@ -9,11 +9,11 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its side). A replacement *fits* a
   context word when the pair was seen at least ``MIN_COOCCURRENCE`` times ("grazing" takes
   "n:cow", not "n:knife"; "c:purple" is not attested with "n:horse").
-* a **Kneser–Ney bigram** (:class:`lgip_metric.ngram.BigramKN`, the blind LM's model) of the
+* a **Kneser–Ney bigram** (:class:`lgip_dataset.ngram.BigramKN`, the blind LM's model) of the
   captions, which says how much more or less likely the flipped caption reads than the original.
 
 **Cross-fitting**: captions fall in ``FOLDS`` folds by a stable hash of their image id (the blind
-LM's folds, :func:`lgip_metric.blind.image_folds`); the flips of a caption are chosen with the
+LM's folds, :func:`lgip_dataset.ngram.image_fold`); the flips of a caption are chosen with the
 statistics of the *other* folds only (:meth:`FoldedCounts.for_image`), so no caption's own image,
 nor any other caption of it, contributes to the choice of its flips. The build adds its own
 captions to the shipped table (``lexicons/plausibility_counts.json.gz``, derived by
@@ -23,7 +23,6 @@ source, folded the same way), so a small build (the 50-image sample) still has s
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -33,21 +32,15 @@ from importlib import resources
 
 from tqdm.auto import tqdm
 
+from lgip_dataset.ngram import FOLDS, BigramKN, image_fold, sentence_bigrams
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
 from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
-from lgip_metric.ngram import BigramKN, sentence_bigrams
 
-FOLDS = 2
 MIN_COOCCURRENCE = 1
 COUNTS_FILE = "plausibility_counts.json.gz"
 COUNTS_VERSION = "1.0.0"
 _MEMO_KEY = "plausibility"
-
-
-def image_fold(image_id) -> int:
-    """Cross-fitting fold of an image id: SHA-256 of its text, as the blind LM folds (0 or 1)."""
-    return int.from_bytes(hashlib.sha256(str(image_id).encode()).digest()[:8], "big") % FOLDS
 
 
 def _word_key(ctx: CaptionContext, i: int) -> str:
@@ -105,7 +98,7 @@ def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
 @dataclass
 class Counts:
     """Additive count tables of a set of captions: caption bigrams and target–context pairs."""
-    bigrams: Counter = field(default_factory=Counter)  # (v, w) as in lgip_metric.ngram
+    bigrams: Counter = field(default_factory=Counter)  # (v, w) as in lgip_dataset.ngram
     pairs: Counter = field(default_factory=Counter)  # (target key, context key)
 
     def add(self, caption: str, lex: Lexicon) -> None:
