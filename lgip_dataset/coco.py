@@ -45,16 +45,18 @@ def normalise_caption(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def _load_json(path: Path):
+def load_json(path: Path, what: str = "captions file",
+              expected: str = "an official COCO captions file or a Karpathy-format list"):
+    """The JSON document in ``path``; a DataError naming the file (and the line and column of a syntax
+    error) says what to pass instead when it is missing, malformed or not UTF-8."""
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
     except FileNotFoundError:
-        raise DataError(f"captions file not found: {path}") from None
+        raise DataError(f"{what} not found: {path}") from None
     except json.JSONDecodeError as err:
         raise DataError(
-            f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}; "
-            "pass an official COCO captions file or a Karpathy-format list"
+            f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}; pass {expected}"
         ) from None
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
@@ -76,7 +78,7 @@ def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: Ski
 def read_coco_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
     """Read an official COCO captions file (2014 or 2017): ``images``, ``annotations``, ``licenses``."""
     path = Path(path)
-    data = _load_json(path)
+    data = load_json(path)
     if not isinstance(data, dict) or "images" not in data or "annotations" not in data:
         kind = type(data).__name__
         hint = " (a list: did you mean the Karpathy format? it is detected automatically)" if kind == "list" else ""
@@ -141,7 +143,7 @@ def _annotation_key(ann, path: Path, index: int) -> tuple[int, int]:
 def read_karpathy(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
     """Read the Karpathy split in the ALBEF/BLIP list format ``[{"image": ..., "caption": [...]}]``."""
     path = Path(path)
-    data = _load_json(path)
+    data = load_json(path)
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of {{'image', 'caption'}} objects, got a {type(data).__name__}")
     entries: dict[int, ImageEntry] = {}

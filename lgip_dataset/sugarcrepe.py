@@ -12,11 +12,10 @@ Instances are counted in the build's skip log, never dropped silently: an image 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
-from lgip_dataset.coco import Caption, ImageEntry, normalise_caption
+from lgip_dataset.coco import Caption, ImageEntry, load_json, normalise_caption
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS, Variant
 from lgip_dataset.perturb.registry import imported_type
@@ -67,12 +66,7 @@ def sha256(folder: str | Path) -> str:
 
 
 def _load(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    data = load_json(path, "SugarCrepe file", "a SugarCrepe file {id: {filename, caption, negative_caption}}")
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected an object {{id: {{filename, caption, negative_caption}}}}, "
                         f"got a {type(data).__name__}")
