@@ -14,11 +14,8 @@ A built LGIP folder (and the Hub dataset) has three configs, each with one split
               so folders built before it load unchanged.
 
 ``kind`` says which statistic a variant feeds: ``paraphrase`` (E_inv) or ``flip`` (E_sens, PR).
-``family`` names the source that made it and ``type`` the label statistics are broken down by. For
-LGIP's own variants the two are equal: each registered family (``template``, ``marker``, ``object``,
-``color``, ``count``, ...) gives its variants its own name as their type. Variants imported by
-``lgip build --from sugarcrepe`` differ: ``family`` is the probe set (``sugarcrepe``) and ``type`` its
-subset (``sugarcrepe_replace_obj``, ...).
+``family`` names the generator that made it (``template``, ``marker``, ``object``, ``color``,
+``count``, ...) and ``type`` the label statistics are broken down by (for flips the flip type).
 """
 from __future__ import annotations
 

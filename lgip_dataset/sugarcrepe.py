@@ -2,10 +2,9 @@
 
 A SugarCrepe folder holds JSON files ``{id: {"filename", "caption", "negative_caption"}}`` (the
 layout of RAIVNLab/sugar-crepe's ``data/`` that CLIP_benchmark also reads); every file is one
-subset. Each instance becomes a flip of its caption whose family is ``sugarcrepe`` and whose type
-is ``sugarcrepe_<file stem>`` (``sugarcrepe_replace_obj``, ...; the registry's ``IMPORTED_TYPES``).
-The same (image, caption) in several files is one caption with several imported flips, and every
-image is stored once.
+subset. Each instance becomes a flip of its caption whose type is ``sugarcrepe_<file stem>``
+(``sugarcrepe_replace_obj``, ...; the registry's ``IMPORTED_TYPES``). The same (image, caption) in
+several files is one caption with several imported flips, and every image is stored once.
 
 Instances are counted in the build's skip log, never dropped silently: an image file missing from
 ``--images``, an unusable caption or negative, or a negative equal to its caption.
@@ -30,11 +29,11 @@ CARD_SECTION = """## SugarCrepe flips
 
 Besides LGIP's own paraphrases and flips of each caption, every SugarCrepe instance (Hsieh et al.,
 NeurIPS 2023 Datasets and Benchmarks; https://github.com/RAIVNLab/sugar-crepe, MIT license) whose
-image is present adds its `negative_caption` as a flip of its `caption`, with the family `sugarcrepe`
-and the type `sugarcrepe_<subset>` (`sugarcrepe_replace_obj`, `sugarcrepe_swap_att`, ...; no edit span
-is recorded; LGIP's own variants have family = type). A SugarCrepe subset's accuracy is the
-pair-level PR of its type: the share of its instances whose caption scores above the negative.
-Instances whose image is missing are counted under Skipped input.
+image is present adds its `negative_caption` as a flip of its `caption`, with the type
+`sugarcrepe_<subset>` (`sugarcrepe_replace_obj`, `sugarcrepe_swap_att`, ...; no edit span is
+recorded). A SugarCrepe subset's accuracy is the pair-level PR of its type: the share of its
+instances whose caption scores above the negative. Instances whose image is missing are counted
+under Skipped input.
 
 ```bibtex
 @inproceedings{hsieh2023sugarcrepe,

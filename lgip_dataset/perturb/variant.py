@@ -20,8 +20,8 @@ class Variant:
     """
     text: str
     kind: str  # "paraphrase" | "flip"
-    family: str  # the source: a registered family's name, or an imported probe set's ("sugarcrepe")
-    type: str  # the statistics' label: equal to ``family`` for LGIP's own variants, the subset for imported ones
+    family: str
+    type: str
     original: str | None = None
     replacement: str | None = None
     span: tuple[int, int] | None = None
