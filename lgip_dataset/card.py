@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from lgip_dataset import schema
 from lgip_dataset.coco import ImageEntry
+from lgip_dataset.perturb.registry import variant_types
 from lgip_metric.about import CITATION as LGIP_CITATION
 
 COCO_CITATION = """@inproceedings{lin2014coco,
@@ -132,25 +133,28 @@ def _counts_table(counts: dict) -> str:
     return "\n".join(lines)
 
 
-def _families_section(families: dict, counts: dict, imported: dict) -> str:
-    """The variant families of the build with their kind, version and counts per type, then the
-    types imported from another probe set (``lgip build --from``)."""
+def _types_section(families: dict, counts: dict, imported: dict) -> str:
+    """The variant types of the build with their group (the registry's), kind, version and counts:
+    one per family (a family's variants carry its name as their type), then the types imported from
+    another probe set (``lgip build --from``)."""
+    groups = {name: meta["group"] for name, meta in variant_types().items()}
     lines = [
+        "A variant's `type` is the name of the family that made it, or of the probe-set subset it was "
+        "imported from; `group` is the registry's (core, hard, extended, imported). "
         "Core families (template, marker, object, color, count) are selected together with K_same / "
         "K_diff per caption exactly as in a core-only build; every other family is selected on its "
         "own with the cap of its kind (K_same for paraphrase families, K_diff for flip families). "
         "Multi-word flips record the edited region: `span_start`/`span_end` run from the first to the "
         "last edited word, `original` is the caption's text there and `replacement` the variant's.",
         "",
-        "| family | kind | version | type | variants |",
+        "| type | group | kind | version | variants |",
         "|---|---|---|---|---:|",
     ]
-    for name, meta in families.items():  # a family's variants carry its name as their type
-        n = counts["paraphrases" if meta["kind"] == "paraphrase" else "flips"].get(name, 0)
-        lines.append(f"| {name} | {meta['kind']} | {meta['version']} | {name} | {n:,} |")
-    for type_, kind in imported.items():
+    rows = [(name, meta["kind"], meta["version"]) for name, meta in families.items()]
+    for type_, kind, version in rows + [(type_, kind, "source file") for type_, kind in imported.items()]:
         n = counts["paraphrases" if kind == "paraphrase" else "flips"].get(type_, 0)
-        lines.append(f"| imported | {kind} | source file | {type_} | {n:,} |")
+        group = groups.get(type_, "imported")  # a source file's subset the registry does not list is imported too
+        lines.append(f"| {type_} | {group} | {kind} | {version} | {n:,} |")
     return "\n".join(lines)
 
 
@@ -215,7 +219,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "similarity can be probed for linguistic invariance (E_inv) and semantic sensitivity (E_sens, PR).",
         "## Configs\n\n"
         "- `pairs` (default): one row per (caption, variant): `row_id`, `caption_id`, `image_id`, `caption`, "
-        "`variant`, `kind` (`paraphrase` | `flip`), `family`, `type`, and for flips the `original` and "
+        "`variant`, `kind` (`paraphrase` | `flip`), `type`, and for flips the `original` and "
         "`replacement` words with their character span in the caption.\n"
         "- `captions`: one row per human caption with its `paraphrases` and `flips` as lists.\n"
         + ("- `images`: one row per image, stored once, keyed by `image_id`, JPEG bytes embedded.\n" if images is not None
@@ -231,7 +235,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "`<caption_id>-f<i>` for variants.",
         "## Usage\n\n" + USAGE.replace("{repo}", "<org>/lgip"),
         "## Counts\n\n" + _counts_table(counts),
-        "## Variant families\n\n" + _families_section(info["families"], counts, info.get("imported_types", {})),
+        "## Variant types\n\n" + _types_section(info["families"], counts, info.get("imported_types", {})),
         "## Build\n\n"
         f"- source captions: `{info['source']['captions']}` (sha256 `{info['source']['captions_sha256'][:16]}…`)\n"
         f"- seed: {info['seed']}; K_same = {info['k_same']}; K_diff = {info['k_diff']}; "

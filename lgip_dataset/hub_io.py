@@ -38,7 +38,7 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         try:
             return datasets.load_dataset(
                 "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
-                features=schema.FEATURES[config],
+                features=_features(shards[0], config),
             )
         except DatasetGenerationError as err:
             cause = err.__cause__ or err
@@ -50,6 +50,13 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
     except Exception as err:  # the Hub client raises many types; name the input and the cause
         raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
+
+
+def _features(shard: Path, config: str) -> datasets.Features:
+    """The features ``config`` loads with: the contract's, or the shard's own where they are the
+    contract's plus :data:`schema.RETIRED_FIELDS` (a folder built before those were dropped loads as written)."""
+    stored = datasets.Features.from_arrow_schema(pq.read_schema(shard))
+    return stored if schema.without_retired(stored) == schema.FEATURES[config] else schema.FEATURES[config]
 
 
 def _check_shard(shard: Path) -> None:

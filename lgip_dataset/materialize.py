@@ -237,7 +237,6 @@ def _variant_row(variant: Variant, variant_id: str) -> dict:
         "variant_id": variant_id,
         "text": variant.text,
         "kind": variant.kind,
-        "family": variant.family,
         "type": variant.type,
         "original": variant.original,
         "replacement": variant.replacement,
@@ -293,7 +292,7 @@ def _write_text_shards(
                 pairs["caption_id"].append(caption.caption_id)
                 pairs["image_id"].append(entry.image_id)
                 pairs["caption"].append(caption.text)
-                counts[f"{row['kind']}:{row['type']}"] += 1  # a variant's type is its family's name
+                counts[f"{row['kind']}:{row['type']}"] += 1  # a family's name, or an imported subset's
             counts["captions"] += 1
             counts["captions_with_paraphrase"] += bool(paraphrases)
             counts["captions_with_flip"] += bool(flips)

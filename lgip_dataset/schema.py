@@ -14,8 +14,15 @@ A built LGIP folder (and the Hub dataset) has three configs, each with one split
               so folders built before it load unchanged.
 
 ``kind`` says which statistic a variant feeds: ``paraphrase`` (E_inv) or ``flip`` (E_sens, PR).
-``family`` names the generator that made it (``template``, ``marker``, ``object``, ``color``,
-``count``, ...) and ``type`` the label statistics are broken down by (for flips the flip type).
+``type`` is the label statistics are broken down by: the registered family that made the variant
+(``template``, ``marker``, ``object``, ``color``, ``count``, ...) or, for a flip imported by
+``lgip build --from sugarcrepe``, its probe set's subset (``sugarcrepe_replace_obj``, ...). The
+registry's ``variant_types()`` gives every type its kind and group (``core``, ``hard``, ``extended``,
+``imported``).
+
+Folders built before ``type`` was a variant's only label also hold a ``family`` column in ``pairs``
+and field in the ``captions`` variant lists (a copy of ``type``, or ``sugarcrepe`` for imported
+flips): :data:`RETIRED_FIELDS`. They load as written, and nothing reads them.
 """
 from __future__ import annotations
 
@@ -45,11 +52,12 @@ IMAGE_FEATURES = datasets.Features(
     }
 )
 
+RETIRED_FIELDS = ("family",)  # variant fields of older folders that readers ignore (see above)
+
 VARIANT_FEATURES = {
     "variant_id": datasets.Value("string"),
     "text": datasets.Value("string"),
     "kind": datasets.Value("string"),
-    "family": datasets.Value("string"),
     "type": datasets.Value("string"),
     "original": datasets.Value("string"),
     "replacement": datasets.Value("string"),
@@ -111,6 +119,17 @@ PLAUSIBILITY_FEATURES = datasets.Features(
 FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES,
             PLAUSIBILITY: PLAUSIBILITY_FEATURES}
 
+
+def without_retired(features: datasets.Features) -> datasets.Features:
+    """``features`` less the :data:`RETIRED_FIELDS`, at the top level and inside nested variant lists."""
+    def current(feature):
+        if isinstance(feature, datasets.List):
+            return datasets.List(current(feature.feature))
+        if isinstance(feature, dict):
+            return {name: current(f) for name, f in feature.items() if name not in RETIRED_FIELDS}
+        return feature
+    return datasets.Features(current(dict(features)))
+
 # Columns of a score file (``scores.parquet``) written by the scoring engine: one row per
 # ``pairs`` row, in the same order. ``t_sim`` = cos(f_text(caption), f_text(variant)), the model's
 # text-only similarity (a blind baseline); score files written before it existed lack it.
@@ -120,7 +139,6 @@ SCORE_COLUMNS = (
     "caption_id",
     "variant_id",
     "kind",
-    "family",
     "type",
     "caption",
     "variant",

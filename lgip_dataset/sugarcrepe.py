@@ -22,8 +22,7 @@ from lgip_dataset.perturb.registry import imported_type
 from lgip_dataset.schema import FLIP
 from lgip_dataset.skips import SkipLog
 
-FORMAT = "sugarcrepe"
-FAMILY = "sugarcrepe"
+FORMAT = "sugarcrepe"  # the probe set: `lgip build --from` value and its types' prefix
 TITLE = "LGIP with SugarCrepe flips (COCO val2017)"
 CARD_SECTION = """## SugarCrepe flips
 
@@ -103,7 +102,7 @@ def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
     caption_ids: dict[tuple[int, str], str] = {}
     flips: dict[str, list[Variant]] = {}
     for path in source_files(folder):
-        type_ = imported_type(FAMILY, path.stem)
+        type_ = imported_type(FORMAT, path.stem)
         for key, item in _load(path).items():
             where = f"{path.name}: {key}"
             if not isinstance(item, dict) or not isinstance(item.get("filename"), str):
@@ -124,5 +123,5 @@ def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
             if caption_id is None:
                 caption_id = caption_ids[image_id, caption] = f"sc-{path.stem}-{key}"
                 entry.captions.append(Caption(caption_id, caption))
-            flips.setdefault(caption_id, []).append(Variant(text=negative, kind=FLIP, family=FAMILY, type=type_))
+            flips.setdefault(caption_id, []).append(Variant(text=negative, kind=FLIP, type=type_))
     return [entries[i] for i in sorted(entries)], flips

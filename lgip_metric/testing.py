@@ -199,18 +199,18 @@ def _variant_rows(image_id: int, caption_id: str, caption: str) -> list[dict]:
     body = caption[0].lower() + caption[1:].rstrip(".")
     long_tail = ", ".join(["with a small red ball and a large blue box beside a green tree"] * 6)
     variants = [
-        ("paraphrase", "template", "template", f"A photo of {body}.", "", ""),
-        ("paraphrase", "marker", "marker", f"{body} in the scene, {long_tail}.", "", ""),
-        ("flip", "color", "color", f"{body} next to a purple wall.", "red", "purple"),
-        ("flip", "count", "count", f"Two {body}", "one", "two"),
+        ("paraphrase", "template", f"A photo of {body}.", "", ""),
+        ("paraphrase", "marker", f"{body} in the scene, {long_tail}.", "", ""),
+        ("flip", "color", f"{body} next to a purple wall.", "red", "purple"),
+        ("flip", "count", f"Two {body}", "one", "two"),
     ]
     return [
         {
             "row_id": f"{caption_id}-{v}", "caption_id": caption_id, "image_id": image_id, "caption": caption,
-            "variant_id": f"{caption_id}-{v}", "kind": kind, "family": family, "type": vtype,
+            "variant_id": f"{caption_id}-{v}", "kind": kind, "type": vtype,
             "original": original, "replacement": replacement, "span_start": 0, "span_end": 0, "variant": text,
         }
-        for v, (kind, family, vtype, text, original, replacement) in enumerate(variants)
+        for v, (kind, vtype, text, original, replacement) in enumerate(variants)
     ]
 
 

@@ -7,6 +7,7 @@ import json
 import shutil
 
 import datasets
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from PIL import Image
@@ -69,6 +70,9 @@ def test_build_layout_card_and_load_dataset(tmp_path):
         assert row["row_id"].startswith(row["caption_id"] + "-")
     nested = sum(len(r["paraphrases"]) + len(r["flips"]) for r in loaded["captions"])
     assert nested == pairs.num_rows
+    for config in (schema.PAIRS, schema.CAPTIONS):  # ``type`` is a variant's only label: no column, field or feature
+        stored = pq.read_schema(next((out / config).glob("*.parquet"))).to_string(show_schema_metadata=True)
+        assert not [name for name in schema.RETIRED_FIELDS if name in stored]
     info = json.loads((out / BUILD_INFO).read_text())
     assert info["seed"] == 1 and info["lexicon_version"] and info["counts"] == summary.counts
     card = (out / "README.md").read_text()
@@ -92,17 +96,17 @@ def test_build_with_extra_families_and_groups(tmp_path):
     assert groups.features == schema.GROUP_FEATURES
     pairs = datasets.load_dataset(str(out), "pairs", split="test")
     core_pairs = datasets.load_dataset(str(core.out), "pairs", split="test")
-    assert {r["variant_id"]: r for r in pairs if r["family"] in ("template", "marker", "object", "color", "count")} \
+    assert {r["variant_id"]: r for r in pairs if r["type"] in ("template", "marker", "object", "color", "count")} \
         == {r["variant_id"]: r for r in core_pairs}  # the core selection is unchanged by extra families
-    assert {"negation", "binding", "relation", "spatial", "scramble_all", "syntactic"} <= set(pairs["family"])
+    assert {"negation", "binding", "relation", "spatial", "scramble_all", "syntactic"} <= set(pairs["type"])
     info = json.loads((out / BUILD_INFO).read_text())
     assert info["families"]["negation"] == {"kind": "flip", "version": "1.1.0"}
     assert info["counts"]["groups"] == {"total": 2, "color": 1, "spatial": 1} == summary.counts["groups"]
-    assert info["counts"]["flips"]["scramble_all"] == pairs["family"].count("scramble_all")
+    assert info["counts"]["flips"]["scramble_all"] == pairs["type"].count("scramble_all")
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
     assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
-    assert "| negation | flip | 1.1.0 | negation |" in card
+    assert "| negation | extended | flip | 1.1.0 |" in card and "| object | core | flip | 1.1.0 |" in card
     # hard flips: their figures, keyed by variant_id, in the optional plausibility config
     figures = hub_io.load_config(out, schema.PLAUSIBILITY)
     hard = {r["variant_id"]: r for r in pairs if r["type"].startswith("hard_")}

@@ -18,11 +18,11 @@ def test_json_schema(capsys):
     assert data["caption"] == CAPTION
     assert 1 <= len(data["paraphrases"]) <= 6
     for p in data["paraphrases"]:
-        assert set(p) == {"text", "family", "type"} and p["family"] in ("template", "marker")
+        assert set(p) == {"text", "type"} and p["type"] in ("template", "marker")
     assert 1 <= len(data["flips"]) <= 6
     assert {f["type"] for f in data["flips"]} == {"object", "color", "count"}
     for f in data["flips"]:
-        assert set(f) == {"text", "family", "type", "original", "replacement", "span"}
+        assert set(f) == {"text", "type", "original", "replacement", "span"}
         start, end = f["span"]
         assert CAPTION[start:end] == f["original"]
         assert f["text"] != CAPTION
@@ -74,8 +74,8 @@ def test_families_all_json_has_every_family(capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"caption", "paraphrases", "flips"}
     items = data["paraphrases"] + data["flips"]
-    assert all({"text", "family", "type"} <= set(item) for item in items)
-    assert {item["family"] for item in items} >= {"template", "marker", "object", "color", "syntactic", "negation",
+    assert all({"text", "type"} <= set(item) for item in items)
+    assert {item["type"] for item in items} >= {"template", "marker", "object", "color", "syntactic", "negation",
                                                   "binding", "relation", "spatial", "temporal", "scramble_content",
                                                   "scramble_function", "scramble_all"}
 
@@ -83,10 +83,10 @@ def test_families_all_json_has_every_family(capsys):
 def test_families_list_and_default(capsys):
     main(["perturb", CAPTION, "--families", "negation,color", "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert data["paraphrases"] == [] and {f["family"] for f in data["flips"]} == {"negation", "color"}
+    assert data["paraphrases"] == [] and {f["type"] for f in data["flips"]} == {"negation", "color"}
     main(["perturb", CAPTION, "--json"])
     default = json.loads(capsys.readouterr().out)
-    assert {f["family"] for f in default["paraphrases"] + default["flips"]} <= {"template", "marker", "object",
+    assert {f["type"] for f in default["paraphrases"] + default["flips"]} <= {"template", "marker", "object",
                                                                                 "color", "count"}
 
 

@@ -85,7 +85,7 @@ def test_a_new_family_plugs_in_without_changing_the_others():
 
     @registry.register("shout", "flip")
     def shout(ctx, rng):
-        return [iter([Variant(ctx.text + "!!", "flip", "shout", "shout", ctx.text, ctx.text + "!!",
+        return [iter([Variant(ctx.text + "!!", "flip", "shout", ctx.text, ctx.text + "!!",
                               (0, len(ctx.text)))])]
     try:
         after = Perturber(k_diff=10_000, families=["object", "color", "count", "shout"]).perturb(caption, seed=4)
@@ -96,7 +96,7 @@ def test_a_new_family_plugs_in_without_changing_the_others():
 
 
 def _v(text, family):
-    return Variant(text, "flip", family, family, "x", "y", (0, 1))
+    return Variant(text, "flip", family, "x", "y", (0, 1))
 
 
 def test_selector_round_robin_dedup_and_cap():

@@ -18,7 +18,7 @@ SCRAMBLES = ("scramble_content", "scramble_function", "scramble_all")
 
 def texts(caption: str, family: str) -> set[str]:
     result = ALL.perturb(caption, seed=0)
-    return {v.text for v in result.paraphrases + result.flips if v.family == family}
+    return {v.text for v in result.paraphrases + result.flips if v.type == family}
 
 
 # (family, caption, variants that must be produced (all of them when exact=True), exact)
@@ -88,9 +88,9 @@ def test_family_definition(family, caption, wanted, exact):
 
 def test_multiword_records_are_regions():
     caption = "An orange cat and a red bus"
-    (swap,) = [v for v in ALL.perturb(caption).flips if v.family == "binding"]
+    (swap,) = [v for v in ALL.perturb(caption).flips if v.type == "binding"]
     assert (swap.original, swap.replacement, swap.span) == ("orange cat and a red", "red cat and an orange", (3, 23))
-    (neg,) = [v for v in ALL.perturb("A brown dog on a couch").flips if v.family == "negation"]
+    (neg,) = [v for v in ALL.perturb("A brown dog on a couch").flips if v.type == "negation"]
     assert (neg.original, neg.replacement, neg.span) == ("brown dog", "dog that is not brown", (2, 11))
 
 
@@ -98,7 +98,7 @@ def test_multiword_records_are_regions():
 def test_scrambles_keep_the_bag_and_move_only_their_class(family):
     caption = "A man riding a horse on the beach next to two dogs."
     function_words = Perturber().lexicon.function_words
-    variants = [v for v in ALL.perturb(caption, seed=3).flips if v.family == family]
+    variants = [v for v in ALL.perturb(caption, seed=3).flips if v.type == family]
     assert len(variants) == len({v.text for v in variants}) >= 3
     words = caption.rstrip(".").split()
     for v in variants:
@@ -113,11 +113,11 @@ def test_caps_per_family_and_core_selection_unchanged():
     caption = "A red truck towing a white car on the left of a bus before sunset."
     core = Perturber().perturb(caption, seed=5)
     mixed = Perturber(families="all").perturb(caption, seed=5)
-    assert [v for v in mixed.flips if v.family in CORE] == core.flips
-    assert [v for v in mixed.paraphrases if v.family in CORE] == core.paraphrases
+    assert [v for v in mixed.flips if v.type in CORE] == core.flips
+    assert [v for v in mixed.paraphrases if v.type in CORE] == core.paraphrases
     for name in EXTRA:
-        assert sum(v.family == name for v in mixed.paraphrases + mixed.flips) <= 6
-    assert {v.family for v in mixed.flips} >= {"negation", "binding", "relation", "spatial", "temporal", *SCRAMBLES}
+        assert sum(v.type == name for v in mixed.paraphrases + mixed.flips) <= 6
+    assert {v.type for v in mixed.flips} >= {"negation", "binding", "relation", "spatial", "temporal", *SCRAMBLES}
 
 
 def test_resolve_families():

@@ -311,6 +311,6 @@ def test_too_short_captions_get_no_paraphrases(caption):
 def test_both_paraphrase_families_are_kept_when_capped():
     r = Perturber(k_same=6).perturb("A man riding a horse.", seed=0)
     assert len(r.paraphrases) == 6
-    assert {v.family for v in r.paraphrases} == {"template", "marker"}
-    assert Perturber(k_same=2).perturb("A man riding a horse.", seed=5).paraphrases[0].family != \
-        Perturber(k_same=2).perturb("A man riding a horse.", seed=5).paraphrases[1].family
+    assert {v.type for v in r.paraphrases} == {"template", "marker"}
+    assert Perturber(k_same=2).perturb("A man riding a horse.", seed=5).paraphrases[0].type != \
+        Perturber(k_same=2).perturb("A man riding a horse.", seed=5).paraphrases[1].type

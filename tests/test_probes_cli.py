@@ -41,7 +41,7 @@ def _new_family_rows(pairs: pd.DataFrame) -> pd.DataFrame:
                     ("paraphrase", "syntactic", f"{row.caption.rstrip('.')}, as the picture shows.")]
         for v, (kind, type_, text) in enumerate(variants):
             rows.append({**row._asdict(), "row_id": f"{row.caption_id}-x{v}", "variant_id": f"{row.caption_id}-x{v}",
-                         "kind": kind, "family": type_, "type": type_, "variant": text})
+                         "kind": kind, "type": type_, "variant": text})
     return pd.DataFrame(rows)
 
 

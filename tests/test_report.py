@@ -33,7 +33,7 @@ def write_scores(folder: Path, seed: int, flip_shift: float) -> Path:
                 shift = flip_shift if kind == "flip" else 0.0
                 records.append({
                     "row_id": f"{image}-{c}-{v}", "image_id": 1000 + image, "caption_id": f"{image}-{c}",
-                    "variant_id": f"{image}-{c}-{v}", "kind": kind, "family": type_, "type": type_,
+                    "variant_id": f"{image}-{c}-{v}", "kind": kind, "type": type_,
                     "caption": caption, "variant": variant, "s_original": s_original,
                     "s_variant": float(s_original - shift + rng.normal(0, 0.02)),
                     "t_sim": float(min(1.0, 0.97 + rng.normal(0, 0.02))),

@@ -109,7 +109,7 @@ def one_caption_dataset(folder, image: dict, table: pd.DataFrame):
     from lgip_space.hub_subset import write_folder
 
     pairs = [{"row_id": f"r{i}", "caption_id": "c", "image_id": image["image_id"], "caption": image["caption"],
-              "variant_id": f"r{i}", "kind": row.kind, "family": row.type, "type": row.type, "original": None,
+              "variant_id": f"r{i}", "kind": row.kind, "type": row.type, "original": None,
               "replacement": None, "span_start": None, "span_end": None, "variant": row.text}
              for i, row in enumerate(table.itertuples())]
     images = [{"image_id": image["image_id"], "image": {"bytes": image["path"].read_bytes(), "path": None},

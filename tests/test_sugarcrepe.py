@@ -134,9 +134,10 @@ def test_build_imports_every_instance_with_its_image_and_counts_the_rest(run, su
     assert sorted(image_rows["file_name"]) == sorted({i["filename"] for i in present})  # each image once
     pairs = datasets.load_dataset(str(root / "data"), "pairs", split="test").to_pandas()
     assert {"template", "marker", "object"} <= set(pairs["type"])  # LGIP's own variants of the same captions
+    assert "family" not in pairs  # the imported rows' source is their type's group (the registry's "imported")
     card = (root / "data" / "README.md").read_text(encoding="utf-8")
     assert yaml.safe_load(card.split("---")[1])["source_datasets"] == ["extended|coco", "extended|other-sugarcrepe"]
-    assert "## SugarCrepe flips" in card and "| imported | flip | source file | sugarcrepe_replace_obj | 44 |" in card
+    assert "## SugarCrepe flips" in card and "| sugarcrepe_replace_obj | imported | flip | source file | 44 |" in card
 
 
 def independent_accuracy(folder: Path, images: Path) -> dict[str, float]:

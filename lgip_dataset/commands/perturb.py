@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all', or names: "
                              + ", ".join(FAMILIES) + ". Extra families get their own cap (k of their kind)")
     parser.add_argument("--json", action="store_true",
-                        help='print one JSON object {"caption", "paraphrases": [{"text", "family", "type"}], '
-                             '"flips": [{"text", "family", "type", "original", "replacement", "span"}]}')
+                        help='print one JSON object {"caption", "paraphrases": [{"text", "type"}], '
+                             '"flips": [{"text", "type", "original", "replacement", "span"}]}')
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,12 +34,12 @@ def run(args: argparse.Namespace) -> int:
     perturber = Perturber(k_same=args.k_same, k_diff=args.k_diff, families=resolve_families(args.families, what="--families"))
     result = perturber.perturb(args.caption, seed=args.seed)
     if args.json:
-        print(json.dumps(result.to_dict(with_family=True), ensure_ascii=False))
+        print(json.dumps(result.to_dict(with_types=True), ensure_ascii=False))
         return 0
     print(f"caption: {result.caption}")
     print(f"paraphrases ({len(result.paraphrases)}):")
     for v in result.paraphrases:
-        print(f"  [{v.family}] {v.text}")
+        print(f"  [{v.type}] {v.text}")
     print(f"flips ({len(result.flips)}):")
     width = max((len(v.type) for v in result.flips), default=0)
     for v in result.flips:

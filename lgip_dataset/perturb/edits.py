@@ -34,7 +34,7 @@ def flip(ctx: CaptionContext, family: str, first: int, span: tuple[int, int], re
     original = ctx.text[s:e]
     new = ctx.cased(first, original, replacement)
     edits = [(s, e, new), *article_edit(ctx, first, new), *agreement]
-    return Variant(apply_edits(ctx.text, edits), "flip", family, family, original, new, (s, e))
+    return Variant(apply_edits(ctx.text, edits), "flip", family, original, new, (s, e))
 
 
 def region_flip(ctx: CaptionContext, family: str, span: tuple[int, int], edits: list[Edit]) -> Variant:
@@ -48,4 +48,4 @@ def region_flip(ctx: CaptionContext, family: str, span: tuple[int, int], edits: 
     before = sum(len(new) - (b - a) for a, b, new in edits if b <= s)
     inside = sum(len(new) - (b - a) for a, b, new in edits if a >= s and b <= e)
     replacement = text[s + before:e + before + inside]
-    return Variant(text, "flip", family, family, ctx.text[s:e], replacement, (s, e))
+    return Variant(text, "flip", family, ctx.text[s:e], replacement, (s, e))

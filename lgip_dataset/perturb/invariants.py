@@ -69,7 +69,7 @@ def _counts(v: Variant) -> bool:
 
 def flip_problems(caption: str, v: Variant) -> list[str]:
     """Ways in which ``v`` breaks the flip contract for ``caption`` (empty when it holds)."""
-    if v.kind != "flip" or v.type != v.family or None in (v.original, v.replacement, v.span):
+    if v.kind != "flip" or None in (v.original, v.replacement, v.span):
         return [f"not a complete flip record: {v}"]
     s, e = v.span
     problems = []
@@ -105,7 +105,7 @@ def flip_problems(caption: str, v: Variant) -> list[str]:
 def paraphrase_problems(caption: str, v: Variant) -> list[str]:
     """Ways in which ``v`` breaks the paraphrase contract for ``caption``."""
     problems = []
-    if v.kind != "paraphrase" or v.type != v.family or (v.original, v.replacement, v.span) != (None, None, None):
+    if v.kind != "paraphrase" or (v.original, v.replacement, v.span) != (None, None, None):
         problems.append(f"not a paraphrase record: {v}")
     if text_key(v.text) == _key(caption):
         problems.append("paraphrase equals the caption")

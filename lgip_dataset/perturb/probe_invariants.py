@@ -37,21 +37,21 @@ def probe_problems(caption: str, v: Variant) -> list[str]:
     if v.kind == "paraphrase":
         ok = v.span is None and v.original is None and text_key(v.text) != text_key(caption)
         return [] if ok else [f"not a syntactic paraphrase of the caption: {v}"]
-    if v.family.startswith("scramble_"):
+    if v.type.startswith("scramble_"):
         problems = [] if caption[:v.span[0]] + v.replacement + caption[v.span[1]:] == v.text else \
             ["text is not the caption with only the region replaced"]
         if text_key(v.text) == text_key(caption) or caption[v.span[0]:v.span[1]] != v.original:
             problems.append("scramble equals the caption or its span is wrong")
     else:
         problems = flip_problems(caption, v)
-    if v.family in SAME_BAG and bag(v.text) != bag(caption):
+    if v.type in SAME_BAG and bag(v.text) != bag(caption):
         problems.append("bag of words changed")
-    if v.family == "negation":
+    if v.type == "negation":
         added, removed = bag(v.text) - bag(caption), bag(caption) - bag(v.text)
         if added["not"] + added["no"] != 1 or set(added) - NEGATION_WORDS or set(removed) - EXISTENTIAL_REMOVED:
             problems.append(f"not exactly one negation: +{dict(added)} -{dict(removed)}")
-    if v.family in ("spatial", "temporal"):
-        table = load_probe_lexicon().opposites[v.family]
+    if v.type in ("spatial", "temporal"):
+        table = load_probe_lexicon().opposites[v.type]
         if table.get(tuple(v.original.lower().split())) != tuple(v.replacement.lower().split()):
             problems.append(f"{v.original!r} -> {v.replacement!r} is not a listed opposite")
     return problems
@@ -59,5 +59,5 @@ def probe_problems(caption: str, v: Variant) -> list[str]:
 
 def probe_result_problems(result: PerturbResult, core: frozenset[str]) -> list[str]:
     """Every broken contract among the variants of families outside ``core``."""
-    return [f"{v.family}: {p}" for v in result.paraphrases + result.flips if v.family not in core
+    return [f"{v.type}: {p}" for v in result.paraphrases + result.flips if v.type not in core
             for p in probe_problems(result.caption, v)]

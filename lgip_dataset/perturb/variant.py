@@ -20,8 +20,7 @@ class Variant:
     """
     text: str
     kind: str  # "paraphrase" | "flip"
-    family: str
-    type: str
+    type: str  # the family that made it or the imported subset; kind and group: ``registry.variant_types()``
     original: str | None = None
     replacement: str | None = None
     span: tuple[int, int] | None = None
@@ -35,19 +34,19 @@ class PerturbResult:
     paraphrases: list[Variant]
     flips: list[Variant]
 
-    def to_dict(self, with_family: bool = False) -> dict:
-        """The JSON form: paraphrases as strings and flips as objects; with ``with_family`` (the
-        form ``lgip perturb --json`` prints) every item is an object with ``text``, ``family`` and
-        ``type``, flips also with ``original``, ``replacement`` and ``span`` (and hard flips, in both
-        forms, with ``plausibility``)."""
-        if with_family:
-            paraphrases = [{"text": v.text, "family": v.family, "type": v.type} for v in self.paraphrases]
+    def to_dict(self, with_types: bool = False) -> dict:
+        """The JSON form: paraphrases as strings and flips as objects; with ``with_types`` (the
+        form ``lgip perturb --json`` prints) every item is an object with ``text`` and ``type``, flips
+        also with ``original``, ``replacement`` and ``span`` (and hard flips, in both forms, with
+        ``plausibility``)."""
+        if with_types:
+            paraphrases = [{"text": v.text, "type": v.type} for v in self.paraphrases]
         else:
             paraphrases = [v.text for v in self.paraphrases]
         return {
             "caption": self.caption,
             "paraphrases": paraphrases,
-            "flips": [{"text": v.text, **({"family": v.family} if with_family else {}), "type": v.type,
+            "flips": [{"text": v.text, "type": v.type,
                        "original": v.original, "replacement": v.replacement, "span": list(v.span),
                        **({"plausibility": v.plausibility} if v.plausibility is not None else {})}
                       for v in self.flips],

@@ -23,6 +23,7 @@ def first_rows(dataset_id: str, rows: int, folder: Path) -> Path:
     """Write ``folder`` (``pairs`` + ``images`` configs and a card) from the first ``rows`` rows of ``dataset_id``."""
     try:
         pairs = load_dataset(dataset_id, schema.PAIRS, split=schema.SPLIT, streaming=True)
+        pairs = pairs.select_columns(list(schema.PAIR_FEATURES))  # an older dataset's retired columns stay behind
         pairs = datasets.Dataset.from_list(list(pairs.take(rows)), features=schema.PAIR_FEATURES)
         wanted = set(pairs["image_id"])
         images = load_dataset(dataset_id, schema.IMAGES, split=schema.SPLIT, streaming=True)

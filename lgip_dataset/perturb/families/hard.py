@@ -124,7 +124,7 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
     figures = {"lm_delta": round(delta, 6), "context_fit": round(fit, 6), "candidates": sum(map(len, ranked)),
                "tier": next(t for t, fitting in tiers.items() if any(c[0] is variant for c in fitting)),
                "context": list(context)}
-    return dataclasses.replace(variant, family=name, type=name, plausibility=figures)
+    return dataclasses.replace(variant, type=name, plausibility=figures)
 
 
 def hard_flip_provenance() -> dict:

@@ -104,7 +104,7 @@ def paraphrases(ctx: CaptionContext) -> dict[str, list[str]]:
 
 def _site(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[Variant]:
     for text in shuffled(paraphrases(ctx)[family], rng):
-        yield Variant(text, "paraphrase", family, family)
+        yield Variant(text, "paraphrase", family)
 
 
 @register("template", "paraphrase", version="1.1.0")

@@ -96,4 +96,4 @@ def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
         return []
     phrases = noun_phrases(ctx)
     texts = [*existential(ctx, phrases, core, end), *respectively(ctx, core, end), *passive(ctx, phrases, core, end)]
-    return single_sites([Variant(t, "paraphrase", "syntactic", "syntactic") for t in texts], rng)
+    return single_sites([Variant(t, "paraphrase", "syntactic") for t in texts], rng)
