@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO
+from helpers.paths import REPO
 
 
 def _run(script: str, *args: str) -> str:

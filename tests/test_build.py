@@ -16,8 +16,8 @@ from lgip_dataset.cli import main
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import BUILD_INFO, load_config
 from lgip_dataset.materialize import BuildConfig, build
-from reliability_support import CAPTIONS
-from reliability_support import jpeg as _jpeg
+from helpers.reliability import CAPTIONS
+from helpers.reliability import jpeg as _jpeg
 
 def _tiny_coco(tmp_path, n_images=4, extra_annotations=(), image_bytes=None):
     """A small official-format captions file with real JPEGs written next to it."""

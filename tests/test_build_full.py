@@ -4,8 +4,8 @@ from __future__ import annotations
 import importlib.util
 import json
 
-from conftest import REPO
 from lgip_dataset.hub_io import BUILD_INFO
+from helpers.paths import REPO
 
 
 def _builder():

@@ -22,7 +22,7 @@ from lgip_dataset.perturb.registry import IMPORTED_TYPES, SUGARCREPE_SUBSETS
 from lgip_dataset.skips import SkipLog
 from lgip_metric import stats
 from lgip_metric.models import load_model
-from test_evaluate_cli import other_tiny_model
+from helpers.models import other_tiny_model
 
 SUGARCREPE_DIR = Path(__file__).resolve().parents[2] / "shared" / "sugarcrepe"
 

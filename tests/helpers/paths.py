@@ -1,0 +1,6 @@
+"""Where the tests find the repository."""
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
