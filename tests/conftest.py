@@ -1,5 +1,5 @@
-"""Shared fixtures: the real COCO files in ``../shared/coco`` (skipped when absent), and the hypothesis
-profiles.
+"""Shared fixtures: a COCO folder in ``../shared/coco``'s layout built from the embedded sample, and the
+hypothesis profiles.
 
 Property tests run under the ``ci`` profile by default: ``derandomize=True`` draws the same examples
 on every run and machine, and ``database=None`` keeps no example database between runs, so a test
@@ -16,15 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from helpers.coco import write_sample_coco
+
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
 settings.register_profile(
     "fuzz", derandomize=False, database=None, print_blob=True, deadline=None,
     max_examples=int(os.environ.get("LGIP_FUZZ_EXAMPLES", "2000")), suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-REPO = Path(__file__).resolve().parents[1]
-COCO_DIR = REPO.parent / "shared" / "coco"
 
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE"):
     os.environ.setdefault(_var, "1")
@@ -33,8 +32,6 @@ os.environ["LGIP_CACHE_DIR"] = tempfile.mkdtemp(prefix="lgip-test-cache-")
 
 
 @pytest.fixture(scope="session")
-def coco_dir() -> Path:
-    """The shared real-COCO folder; tests that need it skip cleanly where it is absent."""
-    if not (COCO_DIR / "annotations" / "captions_val2017.json").exists():
-        pytest.skip(f"real COCO files not found beside the repository ({COCO_DIR.name} in ../shared)")
-    return COCO_DIR
+def sample_coco_dir(tmp_path_factory) -> Path:
+    """``annotations/captions_val2017.json`` and ``val2017_images/`` of the embedded sample's 50 images, written once."""
+    return write_sample_coco(tmp_path_factory.mktemp("sample-coco"))

@@ -27,7 +27,8 @@ from filelock import FileLock
 
 from lgip_dataset import schema
 from lgip_metric.output_lock import LOCK_FILE
-from reliability_support import REPO, coco_annotations, jpeg, png16_gray, run_cli, write_coco
+from helpers.paths import REPO
+from helpers.reliability import coco_annotations, jpeg, png16_gray, run_cli, write_coco
 
 MODEL = "random:tiny-clip"
 CAPTION_REASONS = {"duplicate annotation id", "caption without image entry", "empty caption", "caption not a string",

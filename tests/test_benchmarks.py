@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO
+from helpers.paths import REPO
 
 
 def _run(script: str, *args: str) -> str:
@@ -42,6 +42,6 @@ def test_draw_flips_is_seeded_and_refuses_too_many():
     assert done.returncode != 0 and "ask for --n" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_bench_scale_prints_peak_rss_growth_and_extrapolation(coco_dir):
-    out = _run("bench_scale.py", "--coco", str(coco_dir), "--sizes", "3", "6", "--width", "64")
+def test_bench_scale_prints_peak_rss_growth_and_extrapolation(sample_coco_dir):
+    out = _run("bench_scale.py", "--coco", str(sample_coco_dir), "--sizes", "3", "6", "--width", "64")
     assert "peak RSS MB" in out and "MB peak RSS per 1,000 images" in out and "extrapolated to 40,000 images" in out

@@ -17,8 +17,9 @@ from lgip_dataset.cli import main
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import BUILD_INFO, load_config
 from lgip_dataset.materialize import BuildConfig, build
-from reliability_support import CAPTIONS
-from reliability_support import jpeg as _jpeg
+from helpers.reliability import CAPTIONS
+from helpers.coco import write_sample_coco
+from helpers.reliability import jpeg as _jpeg
 
 def _tiny_coco(tmp_path, n_images=4, extra_annotations=(), image_bytes=None):
     """A small official-format captions file with real JPEGs written next to it."""
@@ -223,13 +224,14 @@ def test_cli_build_prints_counts_and_errors(tmp_path, capsys):
     assert "is not a folder" in capsys.readouterr().err
 
 
-def test_val2017_build_loads_every_config(coco_dir, tmp_path):
+def test_val2017_build_loads_every_config(tmp_path):
+    coco = write_sample_coco(tmp_path / "coco", image_files=40)  # 10 captioned images without their file
+    captions = coco / "annotations" / "captions_val2017.json"
     out = tmp_path / "val2017"
-    summary = build(BuildConfig(captions=coco_dir / "annotations" / "captions_val2017.json",
-                                images=coco_dir / "val2017_images", out=out, seed=0), progress=False)
-    present = len(list((coco_dir / "val2017_images").glob("*.jpg")))
+    summary = build(BuildConfig(captions=captions, images=coco / "val2017_images", out=out, seed=0), progress=False)
+    present = len(list((coco / "val2017_images").glob("*.jpg")))
     assert summary.counts["images"] == present
-    assert summary.skips.counts["image file missing"] == 5000 - present
+    assert summary.skips.counts["image file missing"] == len(json.loads(captions.read_text("utf-8"))["images"]) - present
     for config in schema.CONFIGS:
         table = datasets.load_dataset(str(out), config, split="test")
         assert table.num_rows > 0

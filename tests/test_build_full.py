@@ -4,8 +4,8 @@ from __future__ import annotations
 import importlib.util
 import json
 
-from conftest import REPO
 from lgip_dataset.hub_io import BUILD_INFO
+from helpers.paths import REPO
 
 
 def _builder():
@@ -15,12 +15,12 @@ def _builder():
     return module
 
 
-def test_overrides_and_flags_are_passed_on(coco_dir, tmp_path):
-    root = tmp_path / "coco"
+def test_overrides_and_flags_are_passed_on(sample_coco_dir, tmp_path):
+    root = tmp_path / "coco"  # the embedded sample's val2017 files stand in for train2017
     (root / "annotations").mkdir(parents=True)
     (root / "annotations" / "captions_train2017.json").symlink_to(
-        coco_dir / "annotations" / "captions_train2017_subset80.json")
-    (root / "train2017").symlink_to(coco_dir / "train2017_images")
+        sample_coco_dir / "annotations" / "captions_val2017.json")
+    (root / "train2017").symlink_to(sample_coco_dir / "val2017_images")
     out = tmp_path / "full"
     assert _builder().main(["--coco", str(root), "--out", str(out), "--num-images", "3", "--groups",
                             "--families", "core,negation"]) == 0

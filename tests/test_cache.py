@@ -42,8 +42,8 @@ score_dataset(sys.argv[1], sys.argv[2], sys.argv[3], cache_dir=sys.argv[4],
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory, coco_dir):
-    return make_tiny_dataset(tmp_path_factory.mktemp("data") / f"lgip-{uuid.uuid4().hex[:12]}", coco_dir)
+def dataset(tmp_path_factory, sample_coco_dir):
+    return make_tiny_dataset(tmp_path_factory.mktemp("data") / f"lgip-{uuid.uuid4().hex[:12]}", sample_coco_dir)
 
 
 @pytest.fixture(scope="module")

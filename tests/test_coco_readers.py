@@ -8,6 +8,7 @@ import pytest
 from lgip_dataset.coco import MAX_CAPTION_CHARS, read_captions, read_coco_captions, read_karpathy, select_images
 from lgip_dataset.errors import DataError
 from lgip_dataset.skips import SkipLog
+from helpers.paths import SHARED, needs_shared
 
 
 def _coco(path, images, annotations):
@@ -16,7 +17,9 @@ def _coco(path, images, annotations):
     return path
 
 
-def test_official_2017_file_reads_every_caption(coco_dir):
+@needs_shared("the full captions_val2017.json (5,000 images, 25,014 captions)", "coco")
+def test_official_2017_file_reads_every_caption():
+    coco_dir = SHARED / "coco"
     skips = SkipLog()
     entries = read_coco_captions(coco_dir / "annotations" / "captions_val2017.json", skips)
     assert len(entries) == 5000
@@ -28,7 +31,9 @@ def test_official_2017_file_reads_every_caption(coco_dir):
     assert all(c.text == c.text.strip() and "  " not in c.text for e in entries for c in e.captions)
 
 
-def test_karpathy_list_format(coco_dir):
+@needs_shared("the full Karpathy test split coco_karpathy_test.json (5,000 images, 25,010 captions)", "coco")
+def test_karpathy_list_format():
+    coco_dir = SHARED / "coco"
     skips = SkipLog()
     entries = read_captions(coco_dir / "annotations" / "coco_karpathy_test.json", skips)
     assert len(entries) == 5000
@@ -88,7 +93,9 @@ def test_bad_captions_are_counted_not_dropped(tmp_path):
     assert any("annotations[2] (id 3)" in line for line in skips.lines())
 
 
-def test_seeded_sampling_is_order_independent_and_capped(coco_dir):
+@needs_shared("the full captions_val2017.json (its 13 images with more than 5 captions)", "coco")
+def test_seeded_sampling_is_order_independent_and_capped():
+    coco_dir = SHARED / "coco"
     entries = read_coco_captions(coco_dir / "annotations" / "captions_val2017.json", SkipLog())
     def ids(pool, seed):
         return [e.image_id for e in select_images(pool, num_images=50, captions_per_image=5, seed=seed, skips=SkipLog())]

@@ -14,8 +14,8 @@ from lgip_metric.testing import make_tiny_dataset, same_scores, straightforward_
 MODEL = "random:tiny-clip"
 
 
-def test_two_gloo_processes_equal_one(coco_dir, tmp_path):
-    dataset = make_tiny_dataset(tmp_path / f"lgip-{uuid.uuid4().hex[:12]}", coco_dir)
+def test_two_gloo_processes_equal_one(sample_coco_dir, tmp_path):
+    dataset = make_tiny_dataset(tmp_path / f"lgip-{uuid.uuid4().hex[:12]}", sample_coco_dir)
     # half the text chunks cached: rank 0 streams those hits and sends the captions rank 1's rows need
     score_dataset(MODEL, dataset, tmp_path / "warm", cache_dir=tmp_path / "cache", batch_size=4, num_workers=0,
                   progress=False, cache_chunk_rows=8)

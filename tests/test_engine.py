@@ -29,8 +29,8 @@ def unique(folder):
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory, coco_dir):
-    return make_tiny_dataset(unique(tmp_path_factory.mktemp("data")), coco_dir)
+def dataset(tmp_path_factory, sample_coco_dir):
+    return make_tiny_dataset(unique(tmp_path_factory.mktemp("data")), sample_coco_dir)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +39,8 @@ def openclip_model(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def siglip_model(tmp_path_factory, coco_dir):
-    annotations = json.loads((coco_dir / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
+def siglip_model(tmp_path_factory, sample_coco_dir):
+    annotations = json.loads((sample_coco_dir / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
     captions = [a["caption"].strip() for a in annotations["annotations"][:3000]]
     return make_tiny_siglip(tmp_path_factory.mktemp("siglip"), captions=captions)
 

@@ -5,26 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
-from safetensors.torch import load_file, save_file
 
 from lgip_dataset import SAMPLE_DIR, __version__
 from lgip_dataset.cli import main as lgip
 from lgip_metric import results, stats
-from lgip_metric.testing import make_tiny_openclip
+from helpers.models import other_tiny_model
 
 LIMIT = "400"  # the first sample rows: every kind and several images, seconds on a CPU
-
-
-def other_tiny_model(folder: Path) -> str:
-    """The tiny open_clip architecture as a local-dir model with different (still random) weights."""
-    name = make_tiny_openclip(folder)
-    weights = folder / "open_clip_model.safetensors"
-    generator = torch.Generator().manual_seed(1)
-    state = {k: v + 0.05 * torch.randn(v.shape, generator=generator) if v.is_floating_point() else v
-             for k, v in load_file(str(weights)).items()}
-    save_file(state, str(weights))
-    return name
 
 
 def evaluate(model: str, out: Path, cache: Path, *extra: str) -> dict:

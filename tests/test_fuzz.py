@@ -25,7 +25,7 @@ from lgip_dataset.perturb.registry import CORE
 from lgip_dataset.perturb.select import text_key
 from lgip_dataset.skips import SkipLog
 from lgip_metric import stats
-from test_perturb_properties import captions, seeds
+from helpers.strategies import captions, seeds
 
 pytestmark = pytest.mark.fuzz
 ALL = Perturber(k_same=6, k_diff=6, families="all")

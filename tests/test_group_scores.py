@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from groups_support import loop_scores
+from helpers.groups import loop_scores
 
 from lgip_metric.groups import group_outcomes, group_scores
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from lgip_metric.results import without_volatile
-from reliability_support import counting_replaces, folder_hashes, run_cli, run_killed, write_coco
+from helpers.reliability import counting_replaces, folder_hashes, run_cli, run_killed, write_coco
 
 MODEL = "random:tiny-clip"
 LEFTOVERS = (".*.tmp", ".*.partial", ".*.old")

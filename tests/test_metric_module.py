@@ -17,7 +17,7 @@ import pytest
 
 from lgip_metric import lgip_metric as module
 from lgip_metric import reference, stats
-from test_stats import FIELDS, random_rows
+from helpers.stats_rows import FIELDS, random_rows
 
 REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "lgip_metric"

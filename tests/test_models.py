@@ -40,8 +40,8 @@ PAPER_TABLE = {
 
 
 @pytest.fixture(scope="module")
-def coco_texts(coco_dir):
-    data = json.loads((coco_dir / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
+def coco_texts(sample_coco_dir):
+    data = json.loads((sample_coco_dir / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
     return [a["caption"].strip() for a in data["annotations"][:3000]]
 
 
@@ -193,11 +193,11 @@ def test_unknown_backend_is_refused_naming_the_valid_ones():
 # --- preprocessing comes from the factory -------------------------------------------------------
 
 
-def test_open_clip_preprocessing_is_the_factorys(openclip_dir, coco_dir):
+def test_open_clip_preprocessing_is_the_factorys(openclip_dir, sample_coco_dir):
     encoder = load_model(openclip_dir, device="cpu")
     assert encoder.settings()["image"]["mean"] == [0.5, 0.5, 0.5]  # from the folder's preprocess_cfg
     _, _, preprocess = open_clip.create_model_and_transforms(openclip_dir)
-    image = Image.open(next(iter(sorted((coco_dir / "val2017_images").glob("*.jpg"))))).convert("RGB")
+    image = Image.open(next(iter(sorted((sample_coco_dir / "val2017_images").glob("*.jpg"))))).convert("RGB")
     assert torch.equal(encoder.image_transform(image)["pixel_values"], preprocess(image))
 
 
@@ -260,10 +260,10 @@ def test_siglip2_lowercases_text(siglip2_dir):
     assert encoder.text_batch(encoder.tokenize(["a dog"]))["input_ids"].shape == (1, 64)
 
 
-def test_siglip2_naflex_model_encodes_images(tmp_path, coco_texts, coco_dir):
+def test_siglip2_naflex_model_encodes_images(tmp_path, coco_texts, sample_coco_dir):
     encoder = load_model(make_tiny_siglip(tmp_path, version=2, naflex=True, captions=coco_texts), device="cpu")
     assert encoder.model_type == "siglip2" and encoder.lowercase
-    image = Image.open(next(iter(sorted((coco_dir / "val2017_images").glob("*.jpg")))))
+    image = Image.open(next(iter(sorted((sample_coco_dir / "val2017_images").glob("*.jpg")))))
     inputs = encoder.image_transform(image.convert("RGB"))
     assert set(inputs) == {"pixel_values", "pixel_attention_mask", "spatial_shapes"}
     emb = encoder.encode_images({k: v[None] for k, v in inputs.items()})

@@ -10,11 +10,14 @@ import pytest
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.invariants import result_problems
 from lgip_dataset.perturb.lexicon import load_lexicon
+from helpers.paths import SHARED, needs_shared
+
+pytestmark = needs_shared("all 25,014 captions of the full captions_val2017.json", "coco")
 
 
 @pytest.fixture(scope="module")
-def captions(coco_dir):
-    data = json.loads((coco_dir / "annotations" / "captions_val2017.json").read_text("utf-8"))
+def captions():
+    data = json.loads((SHARED / "coco" / "annotations" / "captions_val2017.json").read_text("utf-8"))
     return [a["caption"] for a in data["annotations"]]
 
 

@@ -17,6 +17,7 @@ from lgip_dataset.perturb.plausibility import (
 from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, group_of, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom
 from lgip_dataset.perturb.variant import Variant
+from helpers.paths import SHARED, needs_shared
 
 LEX = load_lexicon()
 BASE = {"hard_object": objects.generate, "hard_color": colors.generate, "hard_count": counts.generate}
@@ -236,7 +237,8 @@ def test_the_hard_flips_do_not_depend_on_the_other_families_chosen(caption):
         assert {f.text for f in alone} & {f.text for f in flips if f.type not in HARD}
 
 
-def test_the_shipped_counts_are_what_the_builder_derives(coco_dir):
+@needs_shared("the full coco_karpathy_test.json and captions_val2017.json, which the shipped counts are derived from", "coco")
+def test_the_shipped_counts_are_what_the_builder_derives():
     """lexicons/plausibility_counts.json.gz is exactly builders/derive_plausibility_counts.py's output
     for the current lexicon (rerun it when the lexicon's groups or the context rules change)."""
     import gzip
@@ -244,6 +246,7 @@ def test_the_shipped_counts_are_what_the_builder_derives(coco_dir):
     from importlib import resources
     from pathlib import Path
 
+    coco_dir = SHARED / "coco"
     builder_path = Path(__file__).resolve().parents[1] / "builders" / "derive_plausibility_counts.py"
     spec = importlib.util.spec_from_file_location("derive_plausibility_counts", builder_path)
     builder = importlib.util.module_from_spec(spec)

@@ -9,6 +9,7 @@ import pytest
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, Variant
 from lgip_dataset.perturb import registry
 from lgip_dataset.perturb.lexicon import FILES, load_lexicon
+from helpers.paths import FIXTURES
 
 LEX = load_lexicon()
 MULTIWORD_COCO = ["hot dog", "teddy bear", "stop sign", "fire hydrant", "tennis racket", "baseball bat",
@@ -25,8 +26,8 @@ def test_every_file_carries_the_version(name):
     assert raw(name)["version"] == LEXICON_VERSION
 
 
-def test_all_80_coco_categories_with_their_supercategories(coco_dir):
-    cats = json.loads((coco_dir / "annotations" / "instances_val2017_subset79.json").read_text("utf-8"))["categories"]
+def test_all_80_coco_categories_with_their_supercategories():
+    cats = json.loads((FIXTURES / "coco_categories.json").read_text("utf-8"))["categories"]
     assert len(cats) == 80
     covered = {g.coco_category: g.supercategory for g in LEX.groups.values() if g.coco_category}
     assert covered == {c["name"]: c["supercategory"] for c in cats}

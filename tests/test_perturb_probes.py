@@ -10,6 +10,7 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.probe_invariants import bag, probe_result_problems
 from lgip_dataset.perturb.registry import CORE, FAMILIES, resolve_families
+from helpers.paths import SHARED, needs_shared
 
 ALL = Perturber(k_same=100, k_diff=100, families="all")
 EXTRA = tuple(n for n in FAMILIES if n not in CORE)
@@ -155,10 +156,12 @@ def test_arbitrary_unicode_never_crashes(text):
         assert probe_result_problems(ALL.perturb(text.strip(), seed=0), frozenset(CORE)) == []
 
 
-def test_val2017_contract(coco_dir):
+@needs_shared("the first 2,000 captions of the full captions_val2017.json", "coco")
+def test_val2017_contract():
     """Every probe variant of the first 2,000 real val2017 captions keeps its family's contract."""
     import json
 
+    coco_dir = SHARED / "coco"
     data = json.loads((coco_dir / "annotations" / "captions_val2017.json").read_text("utf-8"))
     p = Perturber(families="all")
     bad = [(a["caption"], problems) for a in data["annotations"][:2000]

@@ -12,7 +12,7 @@ import datasets
 import numpy as np
 import pandas as pd
 import pytest
-from groups_support import loop_scores
+from helpers.groups import loop_scores
 
 from lgip_dataset import SAMPLE_DIR, schema
 from lgip_dataset.cli import main as lgip

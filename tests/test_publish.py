@@ -127,10 +127,10 @@ def refuse(argv, capsys, *messages):
     return err
 
 
-def test_refuses_a_text_only_build(tmp_path, coco_dir, capsys):
+def test_refuses_a_text_only_build(tmp_path, sample_coco_dir, capsys):
     from lgip_dataset.materialize import BuildConfig, build
 
-    build(BuildConfig(captions=coco_dir / "annotations" / "captions_val2017.json", out=tmp_path / "text", num_images=3),
+    build(BuildConfig(captions=sample_coco_dir / "annotations" / "captions_val2017.json", out=tmp_path / "text", num_images=3),
           progress=False)
     refuse(["--dataset", str(tmp_path / "text"), "--dataset-repo", "org/lgip"], capsys,
            r"no `images` config: a text-only build")

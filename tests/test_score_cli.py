@@ -12,8 +12,8 @@ from lgip_metric.testing import make_tiny_dataset
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory, coco_dir):
-    return make_tiny_dataset(tmp_path_factory.mktemp("data") / f"lgip-{uuid.uuid4().hex[:12]}", coco_dir)
+def dataset(tmp_path_factory, sample_coco_dir):
+    return make_tiny_dataset(tmp_path_factory.mktemp("data") / f"lgip-{uuid.uuid4().hex[:12]}", sample_coco_dir)
 
 
 def lgip(monkeypatch, *args: str) -> int:

@@ -26,7 +26,7 @@ from lgip_dataset.perturb import Perturber
 from lgip_metric import reference, stats
 from lgip_metric.engine import score_dataset
 from lgip_metric.results import load_results
-from space_support import SPACE_DIR, TINY, import_space_app, space  # noqa: F401  (fixture)
+from helpers.space import SPACE_DIR, TINY, import_space_app, space  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 

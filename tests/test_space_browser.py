@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from space_support import space  # noqa: F401  (fixture)
+from helpers.space import space  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 

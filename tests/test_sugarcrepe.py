@@ -1,7 +1,7 @@
-"""SugarCrepe through LGIP's engine: ``lgip build --from sugarcrepe`` on the real files in
-``../shared/sugarcrepe`` (MIT, never copied into the repository) with the 159 val2017 images of
-``../shared/coco``, then ``lgip evaluate`` (per-row scores, cache, blind baselines, paired
-comparison) and ``lgip report`` with LGIP's own types and SugarCrepe's side by side."""
+"""SugarCrepe through LGIP's engine: ``lgip build --from sugarcrepe`` on a hand-written fixture in its layout
+with the embedded sample's images, and on the real files in ``../shared/sugarcrepe`` (MIT, never copied into
+the repository) with the 159 val2017 images of ``../shared/coco``, then ``lgip evaluate`` (per-row scores,
+cache, blind baselines, paired comparison) and ``lgip report`` with LGIP's own types and SugarCrepe's side by side."""
 from __future__ import annotations
 
 import json
@@ -22,16 +22,17 @@ from lgip_dataset.perturb.registry import IMPORTED_TYPES, SUGARCREPE_SUBSETS
 from lgip_dataset.skips import SkipLog
 from lgip_metric import stats
 from lgip_metric.models import load_model
-from test_evaluate_cli import other_tiny_model
+from helpers.models import other_tiny_model
+from helpers.paths import FIXTURES, SHARED, needs_shared
 
-SUGARCREPE_DIR = Path(__file__).resolve().parents[2] / "shared" / "sugarcrepe"
+SUGARCREPE_FIXTURE = FIXTURES / "sugarcrepe"  # hand-written, SugarCrepe's layout, the sample's images
+REAL_FILES = needs_shared("the real SugarCrepe files (7,511 instances, 211 with one of the 159 val2017 images) and those "
+                          "images", "sugarcrepe", "coco")
 
 
 @pytest.fixture(scope="module")
 def sugarcrepe_dir() -> Path:
-    if not (SUGARCREPE_DIR / "replace_obj.json").exists():
-        pytest.skip("real SugarCrepe files not found beside the repository (sugarcrepe in ../shared)")
-    return SUGARCREPE_DIR
+    return SHARED / "sugarcrepe"
 
 
 def instances(folder: Path, images: Path) -> list[dict]:
@@ -41,10 +42,21 @@ def instances(folder: Path, images: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, sugarcrepe_dir, coco_dir):
-    """Build from the real files, score two tiny random-weight models (pair-level) and rescore the first."""
-    root = tmp_path_factory.mktemp("sugarcrepe")
-    images = coco_dir / "val2017_images"
+def run(tmp_path_factory, sugarcrepe_dir):
+    """The real files with the 159 val2017 images, through ``build_and_evaluate``."""
+    images = SHARED / "coco" / "val2017_images"
+    return build_and_evaluate(tmp_path_factory.mktemp("sugarcrepe"), sugarcrepe_dir, images)
+
+
+@pytest.fixture(scope="module")
+def fixture_run(tmp_path_factory, sample_coco_dir):
+    """The hand-written fixture with the embedded sample's images, through ``build_and_evaluate``."""
+    return build_and_evaluate(tmp_path_factory.mktemp("sugarcrepe-fixture"), SUGARCREPE_FIXTURE,
+                              sample_coco_dir / "val2017_images")
+
+
+def build_and_evaluate(root: Path, sugarcrepe_dir: Path, images: Path) -> tuple[Path, Path, Path, dict]:
+    """Build from ``sugarcrepe_dir``, score two tiny random-weight models (pair-level) and rescore the first."""
     assert lgip(["build", "--from", "sugarcrepe", str(sugarcrepe_dir), "--images", str(images),
                  "--out", str(root / "data"), "--k-same", "2", "--k-diff", "2", "--quiet"]) == 0
     common = ["--dataset", str(root / "data"), "--cache-dir", str(root / "cache"), "--device", "cpu",
@@ -54,7 +66,7 @@ def run(tmp_path_factory, sugarcrepe_dir, coco_dir):
     first = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
     assert lgip(["evaluate", "--model", "random:tiny-clip", "--out", str(root / "a"), *common]) == 0
     assert lgip(["report", str(root / "a"), str(root / "b"), "--out", str(root / "report")]) == 0
-    return root, images, first
+    return root, images, sugarcrepe_dir, first
 
 
 def test_types_are_registered_and_declared_to_the_statistics():
@@ -62,8 +74,8 @@ def test_types_are_registered_and_declared_to_the_statistics():
     assert all(stats.DECLARED_TYPES[t] == stats.FLIP == kind for t, kind in IMPORTED_TYPES.items())
 
 
-def test_reader_merges_captions_stores_images_once_and_counts_skips(tmp_path, coco_dir):
-    images = coco_dir / "val2017_images"
+def test_reader_merges_captions_stores_images_once_and_counts_skips(tmp_path, sample_coco_dir):
+    images = sample_coco_dir / "val2017_images"
     a, b = sorted(p.name for p in images.glob("*.jpg"))[:2]
     folder = tmp_path / "sc"
     folder.mkdir()
@@ -91,9 +103,9 @@ def test_reader_merges_captions_stores_images_once_and_counts_skips(tmp_path, co
         sugarcrepe.read_sugarcrepe(folder, images, SkipLog())
 
 
-def test_instances_of_a_corrupt_image_are_counted(tmp_path, coco_dir):
+def test_instances_of_a_corrupt_image_are_counted(tmp_path, sample_coco_dir):
     """An image present but unreadable: its instances are skipped and counted, so the counts add up."""
-    files = sorted((coco_dir / "val2017_images").glob("*.jpg"))[:2]
+    files = sorted((sample_coco_dir / "val2017_images").glob("*.jpg"))[:2]
     images = tmp_path / "images"
     images.mkdir()
     (images / files[0].name).write_bytes(files[0].read_bytes())
@@ -110,15 +122,17 @@ def test_instances_of_a_corrupt_image_are_counted(tmp_path, coco_dir):
     assert info["skips"]["imported instance of a skipped image"]["count"] == 2
 
 
-def test_build_needs_images_and_a_known_format(tmp_path, sugarcrepe_dir, capsys):
+def test_build_needs_images_and_a_known_format(tmp_path, capsys):
+    sugarcrepe_dir = SUGARCREPE_FIXTURE
     assert lgip(["build", "--from", "sugarcrepe", str(sugarcrepe_dir), "--no-images", "--out", str(tmp_path / "x")]) == 2
     assert "--from sugarcrepe needs --images" in capsys.readouterr().err
     assert lgip(["build", "--from", "winoground", str(sugarcrepe_dir), "--no-images", "--out", str(tmp_path / "x")]) == 2
     assert "--from winoground: unknown probe-set format; known: sugarcrepe" in capsys.readouterr().err
 
 
+@REAL_FILES
 def test_build_imports_every_instance_with_its_image_and_counts_the_rest(run, sugarcrepe_dir):
-    root, images, _ = run
+    root, images, _, _ = run
     info = json.loads((root / "data" / "lgip_build.json").read_text(encoding="utf-8"))
     present = instances(sugarcrepe_dir, images)
     total = sum(len(json.loads(p.read_text(encoding="utf-8"))) for p in sugarcrepe_dir.glob("*.json"))
@@ -155,8 +169,9 @@ def independent_accuracy(folder: Path, images: Path) -> dict[str, float]:
     return {f"sugarcrepe_{s}": float(np.mean(h)) for s, h in hits.items()}
 
 
-def test_sugarcrepe_accuracy_is_the_pair_level_pr_of_its_type(run, sugarcrepe_dir):
-    root, images, _ = run
+@pytest.mark.parametrize("files", ["fixture_run", pytest.param("run", marks=REAL_FILES)])
+def test_sugarcrepe_accuracy_is_the_pair_level_pr_of_its_type(files, request):
+    root, images, sugarcrepe_dir, _ = request.getfixturevalue(files)
     with torch.no_grad():
         expected = independent_accuracy(sugarcrepe_dir, images)
     got = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
@@ -164,13 +179,14 @@ def test_sugarcrepe_accuracy_is_the_pair_level_pr_of_its_type(run, sugarcrepe_di
     assert {t: got["metrics"][f"PR/{t}"] for t in expected} == pytest.approx(expected, abs=1e-12)
 
 
-def test_evaluate_caches_compares_and_reports_both_families_side_by_side(run):
-    root, _, first = run
+@pytest.mark.parametrize("files", ["fixture_run", pytest.param("run", marks=REAL_FILES)])
+def test_evaluate_caches_compares_and_reports_both_families_side_by_side(files, request):
+    root, images, sugarcrepe_dir, first = request.getfixturevalue(files)
     rerun = json.loads((root / "a" / "results.json").read_text(encoding="utf-8"))
     assert rerun["provenance"]["counts"]["encoded_images"] == rerun["provenance"]["counts"]["encoded_texts"] == 0
     assert rerun["statistics"] == first["statistics"]
     scores = pd.read_parquet(root / "a" / "scores.parquet")
-    assert scores["type"].str.startswith("sugarcrepe_").sum() == 211 and scores[["s_original", "s_variant"]].notna().all().all()
+    assert scores["type"].str.startswith("sugarcrepe_").sum() == len(instances(sugarcrepe_dir, images)) and scores[["s_original", "s_variant"]].notna().all().all()
     blind = rerun["blind"]["lm"]["blind"]["per_type"]
     assert set(IMPORTED_TYPES) <= set(blind) and {"object", "color", "count"} <= set(blind)
     report = root / "report"

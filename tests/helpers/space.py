@@ -4,7 +4,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -12,8 +11,8 @@ import pytest
 from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.hub_io import load_config
 from lgip_metric.testing import make_tiny_siglip
+from helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SPACE_DIR = REPO / "space"
 TINY = "tiny-clip"  # the registry's tiny open_clip architecture, always with random weights
 

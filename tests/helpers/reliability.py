@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers.paths import REPO
+
 CAPTIONS = [
     "A brown dog laying on the ground.",
     "Two people standing in a room.",
