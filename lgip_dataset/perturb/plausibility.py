@@ -7,8 +7,11 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   as a count, ``k:<word>``) the caption's *context words* around it (:func:`context_words`: up to two
   content words on each side for a noun, the modified noun for a colour, the counted noun for a
   number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its side). A replacement *fits* a
-  context word when the pair was seen at least ``MIN_COOCCURRENCE`` times ("grazing" takes
-  "n:cow", not "n:knife"; "c:purple" is not attested with "n:horse").
+  context word in the slot of an original (:meth:`Plausibility.fits`) when the pair was seen at
+  least ``MIN_COOCCURRENCE`` times and, relative to each target's own frequency, at least
+  ``MIN_RATIO`` times as often as with the original ("grazing" takes "n:cow" about as often as
+  "n:sheep", not "n:knife"; "hanging on" takes "n:banana" far less often than "n:tree";
+  "c:purple" is not attested with "n:horse").
 * a **Kneser–Ney bigram** (:class:`lgip_dataset.ngram.BigramKN`, the blind LM's model) of the
   captions, which says how much more or less likely the flipped caption reads than the original.
 
@@ -37,7 +40,8 @@ from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
 from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
 
-MIN_COOCCURRENCE = 1
+MIN_COOCCURRENCE = 2
+MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
 COUNTS_FILE = "plausibility_counts.json.gz"
 COUNTS_VERSION = "1.0.0"
 _MEMO_KEY = "plausibility"
@@ -133,12 +137,29 @@ class Plausibility:
     def lm(self) -> BigramKN:
         return BigramKN().fit_counts(self.counts.bigrams)
 
-    def context_fit(self, target: str, context: tuple[str, ...]) -> float:
-        """Share of ``context`` attested with ``target`` (>= MIN_COOCCURRENCE times); 1.0 for no context."""
+    @cached_property
+    def _target_totals(self) -> Counter:
+        """Context words counted per target."""
+        totals = Counter()
+        for (target, _), n in self.counts.pairs.items():
+            totals[target] += n
+        return totals
+
+    def fits(self, target: str, original: str, word: str) -> bool:
+        """True when the context word ``word`` of ``original`` takes ``target`` too: the pair seen at
+        least MIN_COOCCURRENCE times, and P(word | target) >= MIN_RATIO * P(word | original)."""
+        pairs, totals = self.counts.pairs, self._target_totals
+        seen = pairs[(target, word)]
+        if seen < MIN_COOCCURRENCE:
+            return False
+        usual = pairs[(original, word)] / totals[original] if totals[original] else 0.0
+        return seen / totals[target] >= MIN_RATIO * usual
+
+    def context_fit(self, target: str, original: str, context: tuple[str, ...]) -> float:
+        """Share of ``context`` that takes ``target`` in ``original``'s slot (:meth:`fits`); 1.0 for no context."""
         if not context:
             return 1.0
-        pairs = self.counts.pairs
-        return sum(pairs[(target, w)] >= MIN_COOCCURRENCE for w in context) / len(context)
+        return sum(self.fits(target, original, w) for w in context) / len(context)
 
     def lm_delta(self, caption: str, variant: str) -> float:
         """log P(variant) - log P(caption) under the bigram LM (> 0: the flip reads more likely)."""
@@ -208,7 +229,7 @@ def build_counts(captions: Iterable[tuple[object, str]], progress: bool = False)
 def provenance() -> dict:
     """What the statistics are: folds, attestation threshold and the shipped table's source."""
     return {"folds": FOLDS, "fold_rule": "SHA-256 of the image id, modulo the folds (as the blind LM)",
-            "min_cooccurrence": MIN_COOCCURRENCE, "shipped_counts": COUNTS_FILE,
+            "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "shipped_counts": COUNTS_FILE,
             "shipped_counts_version": COUNTS_VERSION, "shipped_source": _shipped_json()["source"],
             "build_counts": "the build's own captions, added to their image's fold"}
 
