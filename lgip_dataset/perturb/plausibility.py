@@ -12,6 +12,11 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   ``MIN_RATIO`` times as often as with the original ("grazing" takes "n:cow" about as often as
   "n:sheep", not "n:knife"; "hanging on" takes "n:banana" far less often than "n:tree";
   "c:purple" is not attested with "n:horse").
+* **caption typicality** (:meth:`Plausibility.typicality`): every content word of the caption,
+  wherever it stands (key side ``*``), counted with each target, so that a word far from the slot
+  still speaks ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
+  skateboard"): how much more or less typical the rest of the caption is of the replacement than
+  of the original.
 * a **Kneser–Ney bigram** (:class:`lgip_dataset.ngram.BigramKN`, the blind LM's model) of the
   captions, which says how much more or less likely the flipped caption reads than the original.
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,8 +48,9 @@ from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_no
 
 MIN_COOCCURRENCE = 2
 MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
+SMOOTHING = 0.5  # added to every caption-word count of a target (typicality)
 COUNTS_FILE = "plausibility_counts.json.gz"
-COUNTS_VERSION = "1.0.0"
+COUNTS_VERSION = "1.1.0"
 _MEMO_KEY = "plausibility"
 
 
@@ -87,6 +94,14 @@ def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tup
     return tuple(scan(range(end, min(end + 3, len(ctx.tokens))), 1, ">"))
 
 
+def caption_words(ctx: CaptionContext, first: int, end: int) -> tuple[str, ...]:
+    """Keys (side ``*``) of the caption's distinct content words outside tokens ``first..end-1``."""
+    inner = {k for u in ctx.units.values() for k in range(u.start + 1, u.end)}  # a multiword noun is one word
+    words = dict.fromkeys("*" + _word_key(ctx, k) for k in range(len(ctx.tokens))
+                          if not first <= k < end and k not in inner and _content(ctx, k))
+    return tuple(words)
+
+
 def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
     """(key, first token, end token) of every object noun, colour and count of the caption."""
     lex = ctx.lex
@@ -111,6 +126,7 @@ class Counts:
         ctx = CaptionContext(caption, lex)
         for key, first, end in targets(ctx):
             self.pairs.update((key, w) for w in context_words(ctx, first, end, key[0]))
+            self.pairs.update((key, w) for w in caption_words(ctx, first, end))
 
     def __iadd__(self, other: "Counts") -> "Counts":
         self.bigrams.update(other.bigrams)
@@ -139,21 +155,35 @@ class Plausibility:
 
     @cached_property
     def _target_totals(self) -> Counter:
-        """Context words counted per target."""
+        """Words counted per target and side: (target, "<"), (target, ">"), (target, "*")."""
         totals = Counter()
-        for (target, _), n in self.counts.pairs.items():
-            totals[target] += n
+        for (target, word), n in self.counts.pairs.items():
+            totals[(target, word[0])] += n
         return totals
+
+    @cached_property
+    def _caption_vocabulary(self) -> int:
+        return len({w for _, w in self.counts.pairs if w[0] == "*"}) + 1
+
+    def typicality(self, target: str, original: str, words: tuple[str, ...]) -> float:
+        """sum over ``words`` (caption words, :func:`caption_words`) of log P(w | target) - log P(w |
+        original), each smoothed by SMOOTHING: below 0 where the caption reads less typical of the
+        replacement than of the original ("catcher" with "frisbee" for "ball")."""
+        pairs, totals, size = self.counts.pairs, self._target_totals, self._caption_vocabulary
+
+        def logp(t: str, w: str) -> float:
+            return math.log((pairs[(t, w)] + SMOOTHING) / (totals[(t, "*")] + SMOOTHING * size))
+        return sum(logp(target, w) - logp(original, w) for w in words)
 
     def fits(self, target: str, original: str, word: str) -> bool:
         """True when the context word ``word`` of ``original`` takes ``target`` too: the pair seen at
         least MIN_COOCCURRENCE times, and P(word | target) >= MIN_RATIO * P(word | original)."""
-        pairs, totals = self.counts.pairs, self._target_totals
+        pairs, totals, side = self.counts.pairs, self._target_totals, word[0]
         seen = pairs[(target, word)]
         if seen < MIN_COOCCURRENCE:
             return False
-        usual = pairs[(original, word)] / totals[original] if totals[original] else 0.0
-        return seen / totals[target] >= MIN_RATIO * usual
+        usual = pairs[(original, word)] / totals[(original, side)] if totals[(original, side)] else 0.0
+        return seen / totals[(target, side)] >= MIN_RATIO * usual
 
     def context_fit(self, target: str, original: str, context: tuple[str, ...]) -> float:
         """Share of ``context`` that takes ``target`` in ``original``'s slot (:meth:`fits`); 1.0 for no context."""

@@ -12,6 +12,10 @@ site, with the caption's statistics (:mod:`lgip_dataset.perturb.plausibility`, c
    "serving the", "metallic") must take the replacement in the original's slot, as attested in COCO
    captions relative to the original (:meth:`Plausibility.fits`: "grazing" takes animals, "hanging
    on the" takes trees, not cameras; a colour must be attested for its noun, "purple horse" is not);
+   a noun must also leave the whole caption about as typical of it as of the original
+   (:meth:`Plausibility.typicality` at least ``MIN_TYPICALITY``), so that a word far from the slot
+   still counts ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
+   skateboard");
 2. *text-only balance*, as SugarCrepe's adversarial refinement: in the first tier that has a
    candidate the bigram LM finds at least as likely as the caption (``lm_delta >= 0``), one of
    those is taken at random (seeded; those past ``MARGIN`` first); when no tier has one, the first
@@ -28,7 +32,7 @@ from collections.abc import Callable, Iterator
 from lgip_dataset.perturb import plausibility
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families import colors, counts, objects
-from lgip_dataset.perturb.plausibility import attached, context_words
+from lgip_dataset.perturb.plausibility import attached, caption_words, context_words
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom
 from lgip_dataset.perturb.variant import Variant
@@ -39,6 +43,8 @@ from lgip_dataset.perturb.variant import Variant
 # context words: a noun with nothing around it, or a thing of another kind fitted on one word, is
 # too often absurd ("a pizza ... on a yellow traffic light", "the basket of the table").
 TIERS = {"hard_object": ((0, 1), (1, 2)), "hard_color": ((0, 1),), "hard_count": ((0, 1),)}
+# least caption typicality (nats, log P(caption words | replacement) - log P(... | original)) per family
+MIN_TYPICALITY = {"hard_object": -3.5, "hard_color": None, "hard_count": None}
 MARGIN = 1.0  # candidates this much more likely than the caption (in nats) are preferred
 # a site whose fitting candidates all read less likely than the caption by more than this is skipped;
 # count words differ little in context, so a count flip must stay closer to the caption's likelihood
@@ -102,28 +108,32 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
     first, end = _tokens_of(ctx, candidates[0].span)
     original = key(ctx, candidates[0].original)
     context = context_words(ctx, first, end, original[0])
+    words, least_typical = caption_words(ctx, first, end), MIN_TYPICALITY[name]
     tiers: dict[int, list] = {}
     for variant in candidates:
         kin = kin_of(ctx, variant, first, end)
         if kin is None:
             continue
-        fit = scorer.context_fit(key(ctx, variant.replacement), original, context)
+        target = key(ctx, variant.replacement)
+        fit = scorer.context_fit(target, original, context)
         tier = next((t for t, (k, least) in enumerate(TIERS[name]) if k == kin and fit == 1.0 and len(context) >= least),
                     None)
-        if tier is not None:
-            tiers.setdefault(tier, []).append((variant, fit, scorer.lm_delta(ctx.text, variant.text)))
+        typical = scorer.typicality(target, original, words)
+        if tier is not None and (least_typical is None or typical >= least_typical):
+            tiers.setdefault(tier, []).append((variant, fit, scorer.lm_delta(ctx.text, variant.text), typical))
     ranked = [tiers[tier] for tier in sorted(tiers)]
     likely = next(([c for c in fitting if c[2] >= 0.0] for fitting in ranked if any(c[2] >= 0.0 for c in fitting)), None)
     if likely:  # the nearest tier that has a candidate reading at least as likely as the caption
         margin = [c for c in likely if c[2] >= MARGIN] or likely
-        variant, fit, delta = margin[rng.randrange(0, len(margin))]
+        variant, fit, delta, typical = margin[rng.randrange(0, len(margin))]
     elif ranked:  # else the nearest tier's most likely candidate, unless far less likely than the caption
-        variant, fit, delta = max(ranked[0], key=lambda c: c[2])
+        variant, fit, delta, typical = max(ranked[0], key=lambda c: c[2])
         if delta < -MAX_DROP[name]:
             return None
     else:
         return None
-    figures = {"lm_delta": round(delta, 6), "context_fit": round(fit, 6), "candidates": sum(map(len, ranked)),
+    figures = {"lm_delta": round(delta, 6), "context_fit": round(fit, 6), "typicality": round(typical, 6),
+               "candidates": sum(map(len, ranked)),
                "tier": next(t for t, fitting in tiers.items() if any(c[0] is variant for c in fitting)),
                "context": list(context)}
     return dataclasses.replace(variant, family=name, type=name, plausibility=figures)
@@ -133,7 +143,8 @@ def hard_flip_provenance() -> dict:
     """How the hard flips were chosen, for a build's record: the rule's constants and the statistics."""
     tiers = {name: [{"kin": kin, "least_context_words": least, "context_fit": 1.0} for kin, least in rules]
              for name, rules in TIERS.items()}
-    return {"tiers": tiers, "margin": MARGIN, "max_drop": MAX_DROP, **plausibility.provenance()}
+    return {"tiers": tiers, "min_typicality": MIN_TYPICALITY, "margin": MARGIN, "max_drop": MAX_DROP,
+            **plausibility.provenance()}
 
 
 def _hard(name: str, base: Callable) -> None:
