@@ -228,7 +228,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
            "flipped word (color, object, count, spatial or temporal), with the two captions and words.\n"
            if schema.GROUPS in info["configs"] else "")
         + ("- `plausibility`: one row per hard flip (`hard_object`, `hard_color`, `hard_count`), keyed by "
-           "`variant_id`: the figures its replacement was chosen by (`lm_delta`, `context_fit`, `candidates`, "
+           "`variant_id`: the figures its replacement was chosen by (`lm_delta`, `context_fit`, `typicality`, `candidates`, "
            "`context`, `fold`), from COCO caption statistics of the other image folds.\n"
            if schema.PLAUSIBILITY in info["configs"] else "")
         + "\nSplit: `test`. Ids are stable: `c<annotation id>` for captions, `<caption_id>-p<i>` and "

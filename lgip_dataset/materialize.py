@@ -256,7 +256,7 @@ def variant_rows(caption_id: str, result: PerturbResult, imported=()) -> tuple[l
 def plausibility_rows(caption_id: str, image_id: int, result: PerturbResult) -> list[dict]:
     """Rows of the ``plausibility`` config: the recorded figures of each hard flip of one caption."""
     return [{"variant_id": f"{caption_id}-f{i}", "caption_id": caption_id, "image_id": image_id, "type": v.type,
-             **{k: v.plausibility[k] for k in ("lm_delta", "context_fit", "candidates", "context")},
+             **{k: v.plausibility[k] for k in ("lm_delta", "context_fit", "typicality", "candidates", "context")},
              "fold": image_fold(image_id)}
             for i, v in enumerate(result.flips) if v.plausibility is not None]
 

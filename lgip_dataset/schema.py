@@ -109,7 +109,8 @@ PLAUSIBILITY_FEATURES = datasets.Features(
         "image_id": datasets.Value("int64"),
         "type": datasets.Value("string"),
         "lm_delta": datasets.Value("float64"),  # log P(flip) - log P(caption), bigram KN of the other folds
-        "context_fit": datasets.Value("float64"),  # share of the context words attested with the replacement
+        "context_fit": datasets.Value("float64"),  # share of the context words that take the replacement
+        "typicality": datasets.Value("float64"),  # log P(caption words | replacement) - log P(... | original)
         "candidates": datasets.Value("int32"),  # the site's candidates that fit their context
         "context": datasets.List(datasets.Value("string")),  # the context words (keys) the fit was measured on
         "fold": datasets.Value("int32"),  # the caption's image fold; its statistics came from the other folds

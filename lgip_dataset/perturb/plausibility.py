@@ -7,8 +7,16 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   as a count, ``k:<word>``) the caption's *context words* around it (:func:`context_words`: up to two
   content words on each side for a noun, the modified noun for a colour, the counted noun for a
   number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its side). A replacement *fits* a
-  context word when the pair was seen at least ``MIN_COOCCURRENCE`` times ("grazing" takes
-  "n:cow", not "n:knife"; "c:purple" is not attested with "n:horse").
+  context word in the slot of an original (:meth:`Plausibility.fits`) when the pair was seen at
+  least ``MIN_COOCCURRENCE`` times and, relative to each target's own frequency, at least
+  ``MIN_RATIO`` times as often as with the original ("grazing" takes "n:cow" about as often as
+  "n:sheep", not "n:knife"; "hanging on" takes "n:banana" far less often than "n:tree";
+  "c:purple" is not attested with "n:horse").
+* **caption typicality** (:meth:`Plausibility.typicality`): every content word of the caption,
+  wherever it stands (key side ``*``), counted with each target, so that a word far from the slot
+  still speaks ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
+  skateboard"): how much more or less typical the rest of the caption is of the replacement than
+  of the original.
 * a **Kneser–Ney bigram** (:class:`lgip_dataset.ngram.BigramKN`, the blind LM's model) of the
   captions, which says how much more or less likely the flipped caption reads than the original.
 
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,9 +46,11 @@ from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
 from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
 
-MIN_COOCCURRENCE = 1
+MIN_COOCCURRENCE = 2
+MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
+SMOOTHING = 0.5  # added to every caption-word count of a target (typicality)
 COUNTS_FILE = "plausibility_counts.json.gz"
-COUNTS_VERSION = "1.0.0"
+COUNTS_VERSION = "1.1.0"
 _MEMO_KEY = "plausibility"
 
 
@@ -83,6 +94,14 @@ def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tup
     return tuple(scan(range(end, min(end + 3, len(ctx.tokens))), 1, ">"))
 
 
+def caption_words(ctx: CaptionContext, first: int, end: int) -> tuple[str, ...]:
+    """Keys (side ``*``) of the caption's distinct content words outside tokens ``first..end-1``."""
+    inner = {k for u in ctx.units.values() for k in range(u.start + 1, u.end)}  # a multiword noun is one word
+    words = dict.fromkeys("*" + _word_key(ctx, k) for k in range(len(ctx.tokens))
+                          if not first <= k < end and k not in inner and _content(ctx, k))
+    return tuple(words)
+
+
 def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
     """(key, first token, end token) of every object noun, colour and count of the caption."""
     lex = ctx.lex
@@ -107,6 +126,7 @@ class Counts:
         ctx = CaptionContext(caption, lex)
         for key, first, end in targets(ctx):
             self.pairs.update((key, w) for w in context_words(ctx, first, end, key[0]))
+            self.pairs.update((key, w) for w in caption_words(ctx, first, end))
 
     def __iadd__(self, other: "Counts") -> "Counts":
         self.bigrams.update(other.bigrams)
@@ -133,12 +153,43 @@ class Plausibility:
     def lm(self) -> BigramKN:
         return BigramKN().fit_counts(self.counts.bigrams)
 
-    def context_fit(self, target: str, context: tuple[str, ...]) -> float:
-        """Share of ``context`` attested with ``target`` (>= MIN_COOCCURRENCE times); 1.0 for no context."""
+    @cached_property
+    def _target_totals(self) -> Counter:
+        """Words counted per target and side: (target, "<"), (target, ">"), (target, "*")."""
+        totals = Counter()
+        for (target, word), n in self.counts.pairs.items():
+            totals[(target, word[0])] += n
+        return totals
+
+    @cached_property
+    def _caption_vocabulary(self) -> int:
+        return len({w for _, w in self.counts.pairs if w[0] == "*"}) + 1
+
+    def typicality(self, target: str, original: str, words: tuple[str, ...]) -> float:
+        """sum over ``words`` (caption words, :func:`caption_words`) of log P(w | target) - log P(w |
+        original), each smoothed by SMOOTHING: below 0 where the caption reads less typical of the
+        replacement than of the original ("catcher" with "frisbee" for "ball")."""
+        pairs, totals, size = self.counts.pairs, self._target_totals, self._caption_vocabulary
+
+        def logp(t: str, w: str) -> float:
+            return math.log((pairs[(t, w)] + SMOOTHING) / (totals[(t, "*")] + SMOOTHING * size))
+        return sum(logp(target, w) - logp(original, w) for w in words)
+
+    def fits(self, target: str, original: str, word: str) -> bool:
+        """True when the context word ``word`` of ``original`` takes ``target`` too: the pair seen at
+        least MIN_COOCCURRENCE times, and P(word | target) >= MIN_RATIO * P(word | original)."""
+        pairs, totals, side = self.counts.pairs, self._target_totals, word[0]
+        seen = pairs[(target, word)]
+        if seen < MIN_COOCCURRENCE:
+            return False
+        usual = pairs[(original, word)] / totals[(original, side)] if totals[(original, side)] else 0.0
+        return seen / totals[(target, side)] >= MIN_RATIO * usual
+
+    def context_fit(self, target: str, original: str, context: tuple[str, ...]) -> float:
+        """Share of ``context`` that takes ``target`` in ``original``'s slot (:meth:`fits`); 1.0 for no context."""
         if not context:
             return 1.0
-        pairs = self.counts.pairs
-        return sum(pairs[(target, w)] >= MIN_COOCCURRENCE for w in context) / len(context)
+        return sum(self.fits(target, original, w) for w in context) / len(context)
 
     def lm_delta(self, caption: str, variant: str) -> float:
         """log P(variant) - log P(caption) under the bigram LM (> 0: the flip reads more likely)."""
@@ -208,7 +259,7 @@ def build_counts(captions: Iterable[tuple[object, str]], progress: bool = False)
 def provenance() -> dict:
     """What the statistics are: folds, attestation threshold and the shipped table's source."""
     return {"folds": FOLDS, "fold_rule": "SHA-256 of the image id, modulo the folds (as the blind LM)",
-            "min_cooccurrence": MIN_COOCCURRENCE, "shipped_counts": COUNTS_FILE,
+            "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "shipped_counts": COUNTS_FILE,
             "shipped_counts_version": COUNTS_VERSION, "shipped_source": _shipped_json()["source"],
             "build_counts": "the build's own captions, added to their image's fold"}
 
