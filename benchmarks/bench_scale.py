@@ -70,7 +70,7 @@ def image_folder(coco: Path, captions: dict, folder: Path) -> Path:
 def build(coco: Path, images: Path, n: int, out: Path) -> Path:
     """An LGIP build of ``n`` seeded val2017 images (kept between runs)."""
     if not (out / "README.md").exists():
-        subprocess.run([sys.executable, "-m", "lgip_dataset.cli", "build", "--captions",
+        subprocess.run([sys.executable, "-m", "lgip_metric.cli", "build", "--captions",
                         str(coco / "annotations" / "captions_val2017.json"), "--images", str(images),
                         "--num-images", str(n), "--out", str(out), "--overwrite", "--quiet"],
                        check=True, stdout=subprocess.DEVNULL)

@@ -9,7 +9,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from lgip_dataset import SAMPLE_DIR, __version__
-from lgip_dataset.cli import main as lgip
+from lgip_metric.cli import main as lgip
 from lgip_metric import results, stats
 from lgip_metric.testing import make_tiny_openclip
 

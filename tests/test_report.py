@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset import schema
-from lgip_dataset.cli import main as lgip
+from lgip_metric.cli import main as lgip
 from lgip_dataset.errors import DataError
 from lgip_metric import reference, results, stats
 from lgip_metric.report import plots, report_from_files, write_report

@@ -114,6 +114,6 @@ def headline(statistics: dict) -> str:
 if __name__ == "__main__":  # torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...
     import sys
 
-    from lgip_dataset.cli import main
+    from lgip_metric.cli import main
 
     sys.exit(main(["evaluate", *sys.argv[1:]]))

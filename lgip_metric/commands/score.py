@@ -114,6 +114,6 @@ def summary(provenance: dict, scores_path) -> str:
 
 
 if __name__ == "__main__":
-    from lgip_dataset.cli import main
+    from lgip_metric.cli import main
 
     sys.exit(main(["score", *sys.argv[1:]]))
