@@ -56,5 +56,5 @@ setup(
         # benchmarks/bench_peer.py runs CLIP_benchmark beside LGIP; never needed by the tests
         "peer": ["clip_benchmark>=1.6"],
     },
-    entry_points={"console_scripts": ["lgip=lgip_dataset.cli:main"]},
+    entry_points={"console_scripts": ["lgip=lgip_metric.cli:main"]},
 )

@@ -98,7 +98,7 @@ def main() -> None:
         peer = [clip_benchmark, "eval", "--dataset", f"sugar_crepe/{TASK}", "--dataset_root", str(root),
                 "--task", "image_caption_selection", "--model", model, "--pretrained", "local", "--no_amp",
                 "--batch_size", str(args.batch_size), "--num_workers", "0", "--output", str(peer_out), "--quiet"]
-        ours = [sys.executable, "-m", "lgip_dataset.cli", "score", "--model", model, "--dataset", str(lgip),
+        ours = [sys.executable, "-m", "lgip_metric.cli", "score", "--model", model, "--dataset", str(lgip),
                 "--out", str(lgip_out), "--cache-dir", "none", "--num-workers", "0", "--device", "cpu",
                 "--batch-size", str(args.batch_size), "--no-progress"]
         times = {"clip_benchmark": [], "lgip": []}

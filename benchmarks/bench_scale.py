@@ -33,15 +33,15 @@ WIDE_TINY_CONFIG = {
 # Runs in the child: score the dataset and report peak RSS (ru_maxrss is KiB on Linux).
 CHILD = """
 import json, resource, sys, time
-from lgip_metric.engine import score_dataset
+from lgip_metric import api
 start = time.perf_counter()
-run = score_dataset(sys.argv[1], sys.argv[2], sys.argv[3], cache_dir="none", num_workers=0, progress=False,
-                    batch_size=int(sys.argv[4]))
+run = api.score(sys.argv[1], sys.argv[3], dataset=sys.argv[2], cache_dir="none", num_workers=0, progress=False,
+                batch_size=int(sys.argv[4]))
 seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 kib = {k: int(status[k].split()[0]) * 1024 if k in status else None for k in ("RssAnon", "RssFile")}
-print(json.dumps({"rows": run.provenance["counts"]["scored_rows"], "texts": run.provenance["counts"]["unique_texts"],
+print(json.dumps({"rows": run.provenance.counts["scored_rows"], "texts": run.provenance.counts["unique_texts"],
                   "seconds": seconds, "peak_rss": peak, "end_anon": kib["RssAnon"], "end_file": kib["RssFile"]}))
 """
 
@@ -70,7 +70,7 @@ def image_folder(coco: Path, captions: dict, folder: Path) -> Path:
 def build(coco: Path, images: Path, n: int, out: Path) -> Path:
     """An LGIP build of ``n`` seeded val2017 images (kept between runs)."""
     if not (out / "README.md").exists():
-        subprocess.run([sys.executable, "-m", "lgip_dataset.cli", "build", "--captions",
+        subprocess.run([sys.executable, "-m", "lgip_metric.cli", "build", "--captions",
                         str(coco / "annotations" / "captions_val2017.json"), "--images", str(images),
                         "--num-images", str(n), "--out", str(out), "--overwrite", "--quiet"],
                        check=True, stdout=subprocess.DEVNULL)

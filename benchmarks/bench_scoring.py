@@ -27,7 +27,7 @@ import torch
 
 from lgip_dataset import SAMPLE_DIR, schema
 from lgip_dataset.images import ImageError
-from lgip_metric.engine import score_dataset
+from lgip_metric import api, score_table
 from lgip_metric.image_data import cell_image, collate
 from lgip_metric.models import load_model
 from lgip_metric.score_inputs import image_positions, read_rows, unique_texts
@@ -50,10 +50,10 @@ def parse_args() -> argparse.Namespace:
 
 def engine(args, out: Path, precision: str = "fp32"):
     """Run the engine without a cache; return the run and its encode+score seconds."""
-    run = score_dataset(args.model, args.dataset, out, pretrained=args.pretrained, batch_size=args.batch_size,
-                        precision=precision, device=args.device, cache_dir="none", num_workers=args.num_workers,
-                        progress=False, limit=args.rows)
-    timing = run.provenance["timing"]
+    run = api.score(args.model, out, dataset=args.dataset, pretrained=args.pretrained, batch_size=args.batch_size,
+                    precision=precision, device=args.device, cache_dir="none", num_workers=args.num_workers,
+                    progress=False, limit=args.rows)
+    timing = run.provenance.timing
     return run, timing["images_s"] + timing["texts_s"] + timing["score_s"]
 
 
@@ -109,11 +109,7 @@ def floor(encoder, rows, cells, batch_size: int) -> float:
 
 
 def metrics(run) -> dict:
-    from lgip_metric.stats import lgip_statistics
-
-    s = run.scores()
-    result = lgip_statistics(s["s_original"], s["s_variant"], s["kind"], s["type"], s["caption_id"], s["image_id"],
-                             bootstrap=0)
+    result = score_table.statistics(run.scores(), bootstrap=0)
     return {m: result[m] for m in ("E_inv", "E_sens", "PR")}
 
 
@@ -124,15 +120,15 @@ def main() -> None:
         run, engine_s = engine(args, Path(tmp) / "fp32")
         wall = time.perf_counter() - wall
         p = run.provenance
-        counts = p["counts"]
+        counts = p.counts
         encoder = load_model(args.model, pretrained=args.pretrained, device=args.device)
         rows, cells = inputs(args)
         naive_s = naive(encoder, rows, cells, args.naive_rows)
         floor_s = floor(encoder, rows, cells, args.batch_size)
         n = counts["scored_rows"]
         rates = {"engine": n / engine_s, "naive": 1 / naive_s, "floor": n / floor_s}
-        weights = "RANDOM weights" if p["random_weights"] else f"weights {p['pretrained']}"
-        print(f"model     {p['model']} = {p['model_id']} ({weights}), {p['device']}, {p['precision']}, "
+        weights = "RANDOM weights" if p.random_weights else f"weights {p.pretrained}"
+        print(f"model     {p.model} = {p.model_id} ({weights}), {p.device}, {p.precision}, "
               f"batch {args.batch_size}, {torch.get_num_threads()} torch threads")
         print(f"workload  {args.dataset}: {counts['rows']:,} rows ({n:,} scored), {counts['unique_images']} unique images, "
               f"{counts['unique_texts']:,} unique texts")

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lgip_dataset.cli import main as lgip_main
+from lgip_metric.cli import main as lgip_main
 
 PAPER = {"--num-images": "40000", "--captions-per-image": "5", "--k-same": "6", "--k-diff": "6", "--seed": "0"}
 

@@ -15,8 +15,8 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from lgip_dataset import schema
 from lgip_dataset.coco import ImageEntry
+from lgip_dataset.about import CITATION as LGIP_CITATION
 from lgip_dataset.perturb.registry import variant_types
-from lgip_metric.about import CITATION as LGIP_CITATION
 
 COCO_CITATION = """@inproceedings{lin2014coco,
   title     = {Microsoft COCO: Common Objects in Context},

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from lgip_dataset.ngram import FOLDS, BigramKN, image_fold
-from lgip_metric import stats
+from lgip_metric import score_table, stats
 from lgip_metric.trigram import TrigramKN
 
 COLLAPSE = 0.99
@@ -75,9 +75,7 @@ def _pr_block(block: dict) -> dict:
 
 def positive_rates(rows: pd.DataFrame, original, variant, **options) -> dict:
     """PR of a scorer (any ``original``/``variant`` scores) on ``rows``: headline and per flip type."""
-    result = stats.lgip_statistics(original, variant, rows["kind"].to_numpy(), rows["type"].to_numpy(),
-                                   rows["caption_id"].to_numpy(), rows["image_id"].to_numpy(),
-                                   extra_types=sorted(set(rows["type"])), **options)
+    result = score_table.statistics(rows, original, variant, **options)
     return {"headline": _pr_block(result), "headline_types": result["headline_types"][stats.FLIP],
             **({stats.HARD: _pr_block(result[stats.HARD])} if stats.HARD in result else {}),
             "per_type": {t: _pr_block(b) for t, b in result["per_type"].items() if b["kind"] == stats.FLIP}}

@@ -40,6 +40,7 @@ from lgip_metric import distributed
 from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
+from lgip_metric.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
 from lgip_metric.join import ScoreJoin
 from lgip_metric.texts import length_batches, token_lengths
@@ -47,20 +48,22 @@ from lgip_metric.texts import length_batches, token_lengths
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
 GROUP_PAIRS, GROUP_SCORES = ((0, 0), (0, 1), (1, 0), (1, 1)), ("s_a_ca", "s_a_cb", "s_b_ca", "s_b_cb")
-RANDOM_NOTE = "RANDOM WEIGHTS: this model was not trained; its scores are meaningless (tests and timing only)."
 
 @dataclass(frozen=True)
 class ScoreRun:
-    """Where a run wrote its outputs, and its provenance record."""
+    """Where a run wrote its outputs, its provenance record and (on the rank that wrote them) its
+    score tables in memory, equal to the files."""
 
     scores_path: Path
     provenance_path: Path
-    provenance: dict
+    provenance: Provenance
     groups_path: Path | None = None  # groups_scores.parquet, when the dataset has groups
+    frame: pd.DataFrame | None = None  # scores.parquet's table; None on torchrun ranks > 0
+    groups_frame: pd.DataFrame | None = None  # groups_scores.parquet's table, when written
 
     def scores(self) -> pd.DataFrame:
-        """The score table as a DataFrame."""
-        return pd.read_parquet(self.scores_path)
+        """The score table as a DataFrame (read from ``scores_path`` only on a rank that did not write it)."""
+        return self.frame if self.frame is not None else pd.read_parquet(self.scores_path)
 
 
 def score_dataset(
@@ -186,16 +189,18 @@ class _Job:
         table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(values["s_original"], pa.float64()))
         table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
         table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
-        digests = {"scores": _write_table(table, scores_path, schema.SCORE_COLUMNS)}
+        digests = {}
+        frame, digests["scores"] = _write_table(table, scores_path, schema.SCORE_COLUMNS)
+        groups_frame = None
         if groups_path is not None:
-            digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
+            groups_frame, digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
         else:  # a folder reused for a dataset without groups keeps no stale group scores
             (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
         self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
         provenance = self._provenance(encoder, cache, counts, digests)
-        atomic_write_text(provenance_path, json.dumps(provenance, indent=2, sort_keys=False, default=str))
+        atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
         provenance = self.ctx.broadcast(provenance)
-        return ScoreRun(scores_path, provenance_path, provenance, groups_path)
+        return ScoreRun(scores_path, provenance_path, provenance, groups_path, frame, groups_frame)
 
     def _embed_images(self, encoder: Encoder, table, positions, workers, keys, dim, cache):
         """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
@@ -315,7 +320,7 @@ class _Job:
                 out[name][whose[name] == rank] = part[name]
         return out
 
-    def _provenance(self, encoder: Encoder, cache, counts: dict, digests: dict[str, str]) -> dict:
+    def _provenance(self, encoder: Encoder, cache, counts: dict, digests: dict[str, str]) -> Provenance:
         spec, info = self.spec, hub_io.build_info(self.dataset)
         encoder_record = encoder.provenance()
         record = {
@@ -352,16 +357,18 @@ class _Job:
             **({"groups_scores": {"file": GROUP_SCORES_FILE, "sha256": digests["groups"]}} if "groups" in digests else {}),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
-        return json.loads(json.dumps(record, default=str))  # exactly what provenance.json holds
+        return Provenance.from_dict(json.loads(json.dumps(record, default=str)))  # JSON types, as provenance.json holds them
 
 
 def _embed_dim(encoder: Encoder) -> int:
     return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
 
 
-def _write_table(table: pa.Table, path: Path, columns) -> str:
-    """Write ``columns`` of a score table as parquet atomically; return the file's SHA-256."""
+def _write_table(table: pa.Table, path: Path, columns) -> tuple[pd.DataFrame, str]:
+    """Write ``columns`` of a score table as parquet atomically; return them as a DataFrame (what
+    reading the file gives) and the file's SHA-256."""
+    table = table.select(list(columns))
     with atomic_path(path) as tmp:
-        pq.write_table(table.select(list(columns)), tmp)
+        pq.write_table(table, tmp)
         digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
-    return digest
+    return table.to_pandas(), digest

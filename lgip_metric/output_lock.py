@@ -17,6 +17,7 @@ from lgip_dataset.atomic import remove_stale_temps
 from lgip_dataset.errors import LGIPError
 
 LOCK_FILE = ".lgip.lock"
+_HELD: set[Path] = set()  # folders this process holds: a nested claim (an API call inside a command) passes
 
 
 @contextmanager
@@ -24,9 +25,13 @@ def claimed_output(out: str | Path, *, lock: bool = True) -> Iterator[Path]:
     """Check that ``out`` is (or can become) a writable folder, create it and, with ``lock``, hold its lock.
 
     Raises :class:`LGIPError` naming ``--out`` when it is a file, cannot be created, or another run
-    holds it. Under ``torchrun`` only rank 0 writes, so the other ranks pass ``lock=False``.
+    holds it. Under ``torchrun`` only rank 0 writes, so the other ranks pass ``lock=False``. A claim
+    of a folder this process already holds passes through.
     """
     out = Path(out)
+    if out.resolve() in _HELD:
+        yield out
+        return
     if out.exists() and not out.is_dir():
         raise LGIPError(f"--out {out} is a file, not a folder; remove it or choose another --out")
     held = FileLock(out / LOCK_FILE)
@@ -41,8 +46,10 @@ def claimed_output(out: str | Path, *, lock: bool = True) -> Iterator[Path]:
         raise LGIPError(f"--out {out}: cannot write there ({err.strerror or err}); choose another --out") from None
     if lock:
         remove_stale_temps(out)  # left by a run killed mid-write; the lock says no other run writes here
+        _HELD.add(out.resolve())
     try:
         yield out
     finally:
         if lock:
+            _HELD.discard(out.resolve())
             held.release()

@@ -9,8 +9,9 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     metrics     flat ``name: value`` (as lm-evaluation-harness and CLIP_benchmark write them):
                 ``E_inv``, ``E_sens``, ``PR`` (headline) and ``<metric>/<type>`` per variant type
     higher_is_better  ``name: bool`` for every key of ``metrics``
-    model       name, model_id, backend, pretrained, random_weights, paper_row, label
-    dataset     source, config, fingerprint, seed, lexicon_version
+    model       name, model_id, backend, pretrained, random_weights, paper_row, label (a view of
+                ``provenance``: ``Provenance.model_block``)
+    dataset     source, config, fingerprint, seed, lexicon_version (``provenance``'s own block)
     averaging   "base_pair" | "pair_level", with averaging_description
     statistics  the dict of ``lgip_metric.stats.statistics`` (metrics, counts, intervals, per_type;
                 headline over the paper's core types, n-way accuracy of the scrambles)
@@ -18,7 +19,7 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
                 the LM-balanced flip set with the model's PR on it, the text-only similarity
     groups      (optional) 2x2 text/image/group scores of ``lgip_metric.groups.group_scores``
     scores      the score file, relative to results.json
-    provenance  the scoring engine's full provenance record
+    provenance  the scoring engine's full provenance record (``lgip_metric.provenance.Provenance``)
 
 Version 1 files (no code version, settings or flat blocks) are still read; their ``metrics`` and
 ``higher_is_better`` are derived from ``statistics`` on load.
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,13 +45,12 @@ from lgip_dataset import __version__, schema
 from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
+from lgip_metric.provenance import Provenance
 
 FORMAT, VERSION = "lgip-results", 2
 READABLE_VERSIONS = (1, 2)
 HIGHER_IS_BETTER = {"E_inv": False, "E_sens": True, "PR": True, stats.NWAY: True}
 RESULTS_FILE = "results.json"
-RANDOM_MARK = "random weights"
-STATS_COLUMNS = ("s_original", "s_variant", "kind", "type", "caption_id", "image_id")
 
 
 VOLATILE = (
@@ -74,32 +74,6 @@ def without_volatile(record: dict, prefix: tuple[str, ...] = ()) -> dict:
         if isinstance(holder, dict):
             holder.pop(last, None)
     return record
-
-
-def model_label(provenance: dict) -> str:
-    """How tables and plots name a model: the paper's row name when it is one (local folders by
-    their name, not their full path), marked when its weights are random."""
-    name = provenance.get("paper_row") or provenance.get("model_id") or provenance["model"]
-    name = ":".join(Path(part).name if part.startswith("/") else part for part in name.split(":"))
-    return f"{name} [{RANDOM_MARK}]" if provenance.get("random_weights") else name
-
-
-def score_rows(frame: pd.DataFrame) -> dict:
-    """The columns the statistics need from a score table, as NumPy arrays."""
-    return {name: frame[name].to_numpy() for name in STATS_COLUMNS}
-
-
-def read_score_rows(scores_path: str | Path) -> dict:
-    """:func:`score_rows` of a ``scores.parquet``, reading only those columns."""
-    return score_rows(pd.read_parquet(scores_path, columns=list(STATS_COLUMNS)))
-
-
-def statistics_of(rows: dict, *, extra_types=(), **options) -> dict:
-    """``stats.lgip_statistics`` of score rows; every type the dataset declares is accepted."""
-    return stats.lgip_statistics(
-        rows["s_original"], rows["s_variant"], rows["kind"], rows["type"], rows["caption_id"], rows["image_id"],
-        extra_types=sorted(set(rows["type"].tolist()) | set(extra_types)), **options,
-    )
 
 
 def flat_metrics(statistics: dict) -> dict[str, float]:
@@ -126,15 +100,11 @@ def git_hash() -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def build_results(statistics: dict, provenance: dict, scores_file: str, *, blind: dict | None = None,
+def build_results(statistics: dict, provenance: Provenance, scores_file: str, *, blind: dict | None = None,
                   groups: dict | None = None, settings: dict | None = None) -> dict:
     """The results.json record of one scored model (``blind``/``groups`` blocks when computed;
-    ``settings``: the run's options, see the module docstring)."""
-    model = {
-        "name": provenance["model"],
-        **{key: provenance.get(key) for key in ("model_id", "backend", "pretrained", "random_weights", "paper_row")},
-        "label": model_label(provenance),
-    }
+    ``settings``: the run's options, see the module docstring). The ``model`` and ``dataset``
+    blocks are views of ``provenance`` for readers of the file."""
     metrics = flat_metrics(statistics)
     return {
         "format": FORMAT,
@@ -145,15 +115,15 @@ def build_results(statistics: dict, provenance: dict, scores_file: str, *, blind
         "settings": settings or {},
         "metrics": metrics,
         "higher_is_better": higher_is_better(metrics),
-        "model": model,
-        "dataset": provenance["dataset"],
+        "model": provenance.model_block(),
+        "dataset": provenance.dataset,
         "averaging": statistics["averaging"],
         "averaging_description": stats.AVERAGING[statistics["averaging"]],
         "statistics": statistics,
         **({"blind": blind} if blind is not None else {}),
         **({"groups": groups} if groups is not None else {}),
         "scores": scores_file,
-        "provenance": provenance,
+        "provenance": provenance.to_dict(),
     }
 
 
@@ -165,10 +135,17 @@ def write_results(path: str | Path, results: dict) -> Path:
 
 @dataclass(frozen=True)
 class Results:
-    """A loaded results file."""
+    """One model's results: the results.json record at ``path`` and, for results just computed,
+    its score table in memory (``frame``), so nothing reads back what a run already holds."""
 
     path: Path
     data: dict
+    frame: pd.DataFrame | None = None
+
+    @property
+    def provenance(self) -> Provenance:
+        """The scoring run's provenance record."""
+        return Provenance.from_dict(self.data["provenance"])
 
     @property
     def label(self) -> str:
@@ -196,7 +173,10 @@ class Results:
         return self.path.parent / self.data["scores"]
 
     def check_scores(self) -> None:
-        """Refuse a missing score file, or one whose parquet footer or columns are wrong (a cheap read)."""
+        """Refuse a missing score file, or one whose parquet footer or columns are wrong (a cheap read;
+        nothing to check when the scores are in memory)."""
+        if self.frame is not None:
+            return
         try:
             names = pq.read_schema(self.scores_path).names
         except FileNotFoundError:
@@ -211,12 +191,20 @@ class Results:
                             "rerun `lgip evaluate`")
 
     def read_scores(self, columns: list[str]) -> pd.DataFrame:
-        """``columns`` of the score file; a file damaged past its footer is named, not a traceback."""
+        """``columns`` of the score table (in memory, else read from the score file; a file damaged
+        past its footer is named, not a traceback)."""
+        if self.frame is not None:
+            return self.frame[columns]
         try:
             return pd.read_parquet(self.scores_path, columns=columns)
         except (pa.ArrowInvalid, OSError) as err:
             raise DataError(f"{self.scores_path} (named by {self.path}) could not be read ({err}); "
                             "rerun `lgip evaluate`") from None
+
+
+def with_scores(results: Results) -> Results:
+    """``results`` holding its score table, read from the score file once (unless already held)."""
+    return results if results.frame is not None else replace(results, frame=results.read_scores(list(schema.SCORE_COLUMNS)))
 
 
 def load_results(path: str | Path) -> Results:
@@ -262,7 +250,11 @@ def _check_layout(path: Path, data: dict) -> None:
 
 def load_comparable(paths) -> list[Results]:
     """Load results files and refuse to put results from different datasets side by side."""
-    loaded = [load_results(p) for p in paths]
+    return check_comparable([load_results(p) for p in paths])
+
+
+def check_comparable(loaded: list[Results]) -> list[Results]:
+    """``loaded``, once it is sure they were scored on the same rows of the same dataset with the same averaging."""
     first = loaded[0]
     for other in loaded[1:]:
         if other.fingerprint != first.fingerprint:

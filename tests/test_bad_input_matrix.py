@@ -8,7 +8,7 @@ Every case ends in exactly one of three outcomes, each checked the same way:
   the input (kept + skipped = given);
 - ``accept``: exit 0 and the right output.
 
-The CLI runs in-process (``lgip_dataset.cli.main``) with the tiny random-weight model; only the
+The CLI runs in-process (``lgip_metric.cli.main``) with the tiny random-weight model; only the
 fixture's one ``lgip evaluate`` encodes anything.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ import yaml
 from PIL import Image
 
 from lgip_dataset import hub_io, materialize, schema
-from lgip_dataset.cli import main
+from lgip_metric.cli import main
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import BUILD_INFO, load_config
 from lgip_dataset.materialize import BuildConfig, build

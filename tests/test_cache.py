@@ -59,7 +59,7 @@ def cached_rows(cache_dir, kind):
 def test_rerun_encodes_nothing(dataset, reference, tmp_path):
     first = score_dataset(MODEL, dataset, tmp_path / "a", cache_dir=tmp_path / "cache", **SMALL)
     second = score_dataset(MODEL, dataset, tmp_path / "b", cache_dir=tmp_path / "cache", **SMALL)
-    c1, c2 = first.provenance["counts"], second.provenance["counts"]
+    c1, c2 = first.provenance.counts, second.provenance.counts
     assert c1["encoded_texts"] == c1["unique_texts"] and c1["cached_texts"] == 0
     assert c2["encoded_texts"] == 0 and c2["cached_texts"] == c2["unique_texts"]
     assert c2["encoded_images"] == 0 and c2["cached_images"] == 4
@@ -78,7 +78,7 @@ def test_kill_9_then_resume(dataset, reference, tmp_path):
     done_texts = cached_rows(cache_dir, "text")
     assert done_texts >= 12 and cached_rows(cache_dir, "image") == 4  # three chunks of at least 4 rows
     resumed = score_dataset(MODEL, dataset, out, cache_dir=cache_dir, **SMALL)
-    counts = resumed.provenance["counts"]
+    counts = resumed.provenance.counts
     assert done_texts < counts["unique_texts"] and counts["cached_texts"] == done_texts and counts["encoded_texts"] == counts["unique_texts"] - done_texts
     assert counts["encoded_images"] == 0
     assert resumed.scores().equals(reference)
@@ -102,7 +102,7 @@ def test_ctrl_c_keeps_finished_batches(dataset, reference, tmp_path, monkeypatch
     passed = sum(sizes[1:4])
     assert cached_rows(tmp_path / "cache", "text") == passed  # the partial chunk was flushed on the way out
     resumed = score_dataset(MODEL, dataset, tmp_path / "out", cache_dir=tmp_path / "cache", **SMALL)
-    assert resumed.provenance["counts"]["cached_texts"] == passed
+    assert resumed.provenance.counts["cached_texts"] == passed
     assert resumed.scores().equals(reference)
 
 
@@ -122,7 +122,7 @@ def test_corrupt_chunks_are_detected_and_reencoded(dataset, reference, tmp_path)
     flipped.write_bytes(bytes(data))
     truncated.write_bytes(truncated.read_bytes()[:100])
     rerun = score_dataset(MODEL, dataset, tmp_path / "b", cache_dir=cache_dir, **SMALL)
-    counts, rejected = rerun.provenance["counts"], rerun.provenance["cache"]["rejected_chunks"]
+    counts, rejected = rerun.provenance.counts, rerun.provenance.cache["rejected_chunks"]
     assert len(rejected) == 3 and sum("digest mismatch" in r for r in rejected) >= 1
     assert any("unreadable" in r for r in rejected)
     assert counts["encoded_texts"] == lost and counts["cached_texts"] == counts["unique_texts"] - lost

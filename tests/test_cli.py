@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from lgip_dataset import __version__
-from lgip_dataset.cli import main as lgip
+from lgip_metric.cli import main as lgip
 
 REPO = Path(__file__).resolve().parents[1]
 
 # Runs the CLI in a fresh interpreter and reports whether torch (or open_clip) got imported.
 PROBE = """
 import sys
-from lgip_dataset.cli import main
+from lgip_metric.cli import main
 try:
     code = main(sys.argv[1:])
 except SystemExit as done:

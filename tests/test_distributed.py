@@ -37,7 +37,7 @@ def test_two_gloo_processes_equal_one(sample_coco_dir, tmp_path):
     assert same_scores(two, straightforward_scores(MODEL, dataset, 4))
     provenance = pd.read_json(tmp_path / "two" / "provenance.json", typ="series")
     assert provenance["world_size"] == 2
-    counts, expected = provenance["counts"], one.provenance["counts"]
+    counts, expected = provenance["counts"], one.provenance.counts
     assert 0 < counts["cached_texts"] < counts["unique_texts"]
     assert counts["cached_texts"] + counts["encoded_texts"] == expected["encoded_texts"]
     assert {k: v for k, v in counts.items() if "cached" not in k and "encoded" not in k} == \
@@ -46,5 +46,5 @@ def test_two_gloo_processes_equal_one(sample_coco_dir, tmp_path):
     # both ranks wrote their chunks to the shared cache: one process now encodes nothing
     cached = score_dataset(MODEL, dataset, tmp_path / "again", cache_dir=tmp_path / "cache", batch_size=4,
                            num_workers=0, progress=False)
-    assert cached.provenance["counts"]["encoded_texts"] == 0 and cached.provenance["counts"]["encoded_images"] == 0
+    assert cached.provenance.counts["encoded_texts"] == 0 and cached.provenance.counts["encoded_images"] == 0
     assert cached.scores().equals(one.scores())

@@ -107,7 +107,7 @@ def test_engine_equals_per_pair_reference(which, dataset, openclip_model, siglip
     assert np.abs(got - want).max() < 1e-5
     lengths = {len(v) for v in scores["variant"]}
     assert max(lengths) > 300 and min(lengths) < 60  # very different lengths, one batch of 64
-    assert run.provenance["backend"] == ("open_clip" if which == "openclip" else "transformers")
+    assert run.provenance.backend == ("open_clip" if which == "openclip" else "transformers")
 
 
 def test_output_files_and_provenance(dataset, tmp_path):
@@ -115,8 +115,8 @@ def test_output_files_and_provenance(dataset, tmp_path):
     table = pq.read_table(run.scores_path)
     assert tuple(table.column_names) == schema.SCORE_COLUMNS
     assert table.schema.field("s_original").type == pa.float64() == table.schema.field("s_variant").type
-    assert run.provenance == json.loads(run.provenance_path.read_text())
-    p = run.provenance
+    p = run.provenance.to_dict()
+    assert p == json.loads(run.provenance_path.read_text())
     assert p["random_weights"] is True and "RANDOM WEIGHTS" in p["note"] and p["pretrained"] is None
     assert p["model"] == "random:tiny-clip" and p["model_id"] == "open_clip:lgip-tiny-clip"
     assert {"tokenizer", "context_length", "padding", "normalisation"} <= set(p["text"])
@@ -141,7 +141,7 @@ def test_corrupt_and_missing_images_are_counted_and_the_rest_scored(dataset, tmp
     ids[:2] = [2, 2]  # two rows whose image is not in the images config
     pq.write_table(table.set_column(table.schema.get_field_index("image_id"), "image_id", pa.array(ids, pa.int64())), shard)
     run = score_dataset("random:tiny-clip", folder, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
-    counts = run.provenance["counts"]
+    counts = run.provenance.counts
     skipped = {s["image_id"]: s for s in counts["skipped_images"]}
     assert set(skipped) == {1, 2}
     assert skipped[1]["rows"] == 4 and "corrupt or unreadable image" in skipped[1]["reason"]
@@ -163,14 +163,14 @@ def test_autocast_precision_is_opt_in_and_close(dataset, tmp_path):
     fp32 = score_dataset("random:tiny-clip", dataset, tmp_path / "a", cache_dir="none", num_workers=0, progress=False)
     bf16 = score_dataset("random:tiny-clip", dataset, tmp_path / "b", cache_dir="none", num_workers=0, progress=False,
                          precision="bf16")
-    assert fp32.provenance["precision"] == "fp32" and bf16.provenance["precision"] == "bf16"
+    assert fp32.provenance.precision == "fp32" and bf16.provenance.precision == "bf16"
     drift = np.abs(fp32.scores()["s_variant"].to_numpy() - bf16.scores()["s_variant"].to_numpy())
     assert 0 < drift.max() < 0.05
 
 
 def test_limit_scores_the_first_rows(dataset, tmp_path):
     run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", num_workers=0, progress=False, limit=5)
-    assert run.provenance["counts"]["rows"] == 5 and len(run.scores()) == 5
+    assert run.provenance.counts["rows"] == 5 and len(run.scores()) == 5
 
 
 def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
@@ -216,7 +216,7 @@ def test_the_join_keeps_few_text_embeddings_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(ScoreJoin, "add", recording)
     run = score_dataset("random:tiny-clip", SAMPLE_DIR, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
     assert held[-1] == 0  # every row scored, nothing left behind
-    assert max(held) < run.provenance["counts"]["unique_texts"] / 10
+    assert max(held) < run.provenance.counts["unique_texts"] / 10
 
 
 def test_join_equals_one_product_in_any_arrival_order():

@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lgip_dataset import SAMPLE_DIR, __version__
-from lgip_dataset.cli import main as lgip
-from lgip_metric import results, stats
 from helpers.models import other_tiny_model
+from lgip_metric import results, score_table, stats
+from lgip_metric.cli import main as lgip
 
 LIMIT = "400"  # the first sample rows: every kind and several images, seconds on a CPU
 
@@ -43,10 +44,8 @@ def test_evaluate_writes_results_with_statistics_provenance_and_a_report(runs, c
         assert s["counts"][metric]["images"] >= 2
     assert {"object", "template"} <= set(s["per_type"])
     # the statistics are those of the written score file
-    rows = results.read_score_rows(root / "a" / first["scores"])
-    assert s == stats.lgip_statistics(rows["s_original"], rows["s_variant"], rows["kind"], rows["type"],
-                                      rows["caption_id"], rows["image_id"], extra_types=set(rows["type"].tolist()),
-                                      bootstrap=200)
+    rows = score_table.stats_inputs(pd.read_parquet(root / "a" / first["scores"]))
+    assert s == stats.lgip_statistics(**rows, bootstrap=200)
     report = root / "a" / "report"
     for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "frontier.png", "frontier.svg",
                  "qualitative.md", "report.md"):

@@ -159,6 +159,14 @@ def test_info_names_homepage_code_license_and_the_shared_citation(lgip):
     assert "evaluate.load(str(METRIC_PATH))" in card
 
 
+def test_the_metric_copy_of_the_citation_equals_its_home_in_lgip_dataset():
+    """lgip_metric/about.py ships alone beside the evaluate module on the Hub, so it holds a copy."""
+    from lgip_dataset import about as home
+    from lgip_metric import about
+
+    assert (about.CITATION, about.HOMEPAGE) == (home.CITATION, home.HOMEPAGE)
+
+
 def test_card_inputs_list_exactly_the_declared_types():
     """The metric card's Inputs name every type the module declares (variant_types.py), and no other."""
     import re

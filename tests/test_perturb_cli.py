@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lgip_dataset.cli import main
+from lgip_metric.cli import main
 
 CAPTION = "An orange cat sleeping next to two dogs on a red couch."
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from lgip_dataset.cli import main
+from lgip_metric.cli import main
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families import colors, counts, hard, objects

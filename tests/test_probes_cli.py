@@ -15,7 +15,7 @@ import pytest
 from helpers.groups import loop_scores
 
 from lgip_dataset import SAMPLE_DIR, schema
-from lgip_dataset.cli import main as lgip
+from lgip_metric.cli import main as lgip
 from lgip_metric import stats
 
 

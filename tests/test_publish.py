@@ -163,16 +163,17 @@ def space_copy(tmp_path):
 
 def test_refuses_random_weight_results_in_the_space(space_copy, tmp_path, capsys):
     from lgip_metric.engine import score_dataset
-    from lgip_metric.results import build_results, read_score_rows, statistics_of, write_results
+    from lgip_metric.results import build_results, write_results
+    from lgip_metric.score_table import statistics
 
     scored = score_dataset("tiny-clip", SAMPLE_DIR, tmp_path / "run", limit=60, cache_dir="none", progress=False,
                            num_workers=0)
-    stats = statistics_of(read_score_rows(scored.scores_path), bootstrap=0)
+    stats = statistics(scored.frame, bootstrap=0)
     write_results(space_copy / "results" / "tiny.json", build_results(stats, scored.provenance, "scores.parquet"))
     fewer = score_dataset("tiny-clip", SAMPLE_DIR, tmp_path / "run40", limit=40, cache_dir="none", progress=False,
                           num_workers=0)
     write_results(space_copy / "results" / "tiny40.json",
-                  build_results(statistics_of(read_score_rows(fewer.scores_path), bootstrap=0), fewer.provenance,
+                  build_results(statistics(fewer.frame, bootstrap=0), fewer.provenance,
                                 "scores.parquet"))
     refuse(["--space-repo", "org/demo", "--space-dir", str(space_copy)], capsys,
            r"results/tiny.json: made with random weights .*must not be published",

@@ -11,7 +11,7 @@ import yaml
 from huggingface_hub import EvalResult, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
-from lgip_dataset.cli import main as lgip
+from lgip_metric.cli import main as lgip
 from lgip_metric.results import load_results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "results-v1"

@@ -7,14 +7,16 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset import schema
-from lgip_dataset.cli import main as lgip
 from lgip_dataset.errors import DataError
-from lgip_metric import reference, results, stats
+from lgip_metric import reference, results, score_table, stats
+from lgip_metric.cli import main as lgip
+from lgip_metric.provenance import Provenance
 from lgip_metric.report import plots, report_from_files, write_report
 
 TYPES = {"template": "paraphrase", "marker": "paraphrase", "object": "flip", "color": "flip", "count": "flip"}
@@ -52,8 +54,9 @@ def make_results(folder: Path, name: str, *, seed: int = 0, flip_shift: float = 
                   "random_weights": random_weights, "paper_row": None,
                   "dataset": {"source": str(folder / "no-such-dataset"), "config": "pairs", "fingerprint": fingerprint,
                               "seed": 0, "lexicon_version": "1"}}
-    statistics = results.statistics_of(results.read_score_rows(scores), pair_level=pair_level, bootstrap=200, seed=0)
-    return results.write_results(folder / results.RESULTS_FILE, results.build_results(statistics, provenance, scores.name))
+    statistics = score_table.statistics(pd.read_parquet(scores), pair_level=pair_level, bootstrap=200, seed=0)
+    return results.write_results(folder / results.RESULTS_FILE,
+                                 results.build_results(statistics, Provenance.from_dict(provenance), scores.name))
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from lgip_dataset import cli
+from lgip_metric import cli
 from lgip_metric.testing import make_tiny_dataset
 
 

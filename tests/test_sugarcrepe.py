@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from lgip_dataset import schema, sugarcrepe
-from lgip_dataset.cli import main as lgip
+from lgip_metric.cli import main as lgip
 from lgip_dataset.errors import DataError
 from lgip_dataset.images import decode_image
 from lgip_dataset.perturb.registry import IMPORTED_TYPES, SUGARCREPE_SUBSETS

@@ -31,7 +31,8 @@ def _locate(source: str, dataset: str | None) -> tuple[Path, str, str]:
     """(scores.parquet, dataset for the spans, model label) of a results folder/file or a score file."""
     from lgip_dataset.errors import DataError
     from lgip_metric.engine import PROVENANCE_FILE
-    from lgip_metric.results import load_results, model_label
+    from lgip_metric.provenance import model_label
+    from lgip_metric.results import load_results
 
     path = Path(source)
     if path.suffix == ".parquet":

@@ -12,7 +12,6 @@ and rank 0 computes and writes the rest.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 
@@ -31,65 +30,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lgip_metric.commands.score import is_main_rank
+    from lgip_metric import api, stats
     from lgip_metric.output_lock import claimed_output
 
-    with claimed_output(args.out, lock=is_main_rank()):
-        return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from lgip_dataset import SAMPLE_DIR
-    from lgip_dataset.errors import DataError
-    from lgip_metric import results, stats
-    from lgip_metric.blind import blind_report
-    from lgip_metric.commands.score import summary
-    from lgip_metric.engine import score_dataset
-    from lgip_metric.groups import group_scores
-    from lgip_metric.report import write_report
-
-    try:  # before any scoring: a bad option would otherwise surface only at the statistics
-        stats.check_options(args.bootstrap, args.confidence)
-    except stats.LGIPInputError as err:
-        raise DataError(f"--bootstrap/--confidence: {err}") from None
-    scored = score_dataset(
-        args.model, args.dataset or SAMPLE_DIR, args.out, pretrained=args.pretrained, config=args.config,
-        batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
-        num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit,
-    )
-    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun only rank 0 computes and writes
-        return 0
-    print(summary(scored.provenance, scored.scores_path))
-    options = dict(pair_level=args.pair_level, bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence)
-    try:
-        frame = pd.read_parquet(scored.scores_path)  # read once: the statistics and the blind rows need it
-        statistics = results.statistics_of(results.score_rows(frame), **options)
-        blind_block = blind_report(frame, balance_seed=args.seed, **options)
-    except stats.LGIPInputError as err:
-        raise DataError(f"{scored.scores_path}: {err}") from None
-    group_block = group_scores(pd.read_parquet(scored.groups_path)) if scored.groups_path else None
-    out = Path(args.out)
-    path = results.write_results(
-        out / results.RESULTS_FILE,
-        results.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out),
-                              blind=blind_block, groups=group_block, settings=settings(args)),
-    )
-    report = write_report([results.load_results(path)], out / "report", paper=args.paper_reference)
-    print(headline(statistics))
-    lm = blind_block["lm"]["blind"]["per_type"]
+    with claimed_output(args.out, lock=api.is_main_rank()):  # held until the report is written
+        results = api.evaluate_model(
+            args.model, args.out, dataset=args.dataset, pretrained=args.pretrained, config=args.config,
+            batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
+            num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit, bootstrap=args.bootstrap,
+            seed=args.seed, confidence=args.confidence, pair_level=args.pair_level,
+        )
+        if results is None:  # under torchrun only rank 0 computes and writes
+            return 0
+        report = api.write_report(results, Path(args.out) / "report", paper=args.paper_reference)
+    print(results.provenance.summary(results.scores_path))
+    print(headline(results.statistics))
+    lm = results.data["blind"]["lm"]["blind"]["per_type"]
     print("  blind n-gram LM PR (text only, cross-fitted): "
-          + ", ".join(f"{t} {lm[t]['PR']:.4f}" for t in statistics["headline_types"][stats.FLIP] if t in lm))
-    print(f"results -> {path}\nreport  -> {report['report.md']}")
+          + ", ".join(f"{t} {lm[t]['PR']:.4f}" for t in results.statistics["headline_types"][stats.FLIP] if t in lm))
+    print(f"results -> {results.path}\nreport  -> {report['report.md']}")
     return 0
-
-
-def settings(args: argparse.Namespace) -> dict:
-    """The options of this run as results.json records them (None: the documented default was used)."""
-    names = ("limit", "batch_size", "precision", "device", "num_workers", "bootstrap", "seed", "confidence",
-             "pair_level")
-    return {name: getattr(args, name) for name in names}
 
 
 def _metric_line(block: dict, metric: str) -> str:
@@ -114,6 +74,6 @@ def headline(statistics: dict) -> str:
 if __name__ == "__main__":  # torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...
     import sys
 
-    from lgip_dataset.cli import main
+    from lgip_metric.cli import main
 
     sys.exit(main(["evaluate", *sys.argv[1:]]))

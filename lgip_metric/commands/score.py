@@ -6,7 +6,6 @@ each rank encodes a shard of the unique images and texts; rank 0 writes the file
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from lgip_dataset import schema
@@ -59,61 +58,17 @@ def positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lgip_metric.output_lock import claimed_output
+    from lgip_metric import api
 
-    with claimed_output(args.out, lock=is_main_rank()):
-        return _run(args)
-
-
-def is_main_rank() -> bool:
-    """Whether this process writes the outputs (always, except on the ranks > 0 of ``torchrun``)."""
-    return int(os.environ.get("RANK", "0")) == 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    from lgip_dataset import SAMPLE_DIR
-    from lgip_metric.engine import score_dataset
-
-    result = score_dataset(
-        args.model,
-        args.dataset or SAMPLE_DIR,
-        args.out,
-        pretrained=args.pretrained,
-        config=args.config,
-        batch_size=args.batch_size,
-        precision=args.precision,
-        device=args.device,
-        cache_dir=args.cache_dir,
-        num_workers=args.num_workers,
-        progress=not args.no_progress,
-        limit=args.limit,
-    )
-    if not is_main_rank():  # under torchrun only rank 0 reports
-        return 0
-    print(summary(result.provenance, result.scores_path))
+    run = api.score(args.model, args.out, dataset=args.dataset, pretrained=args.pretrained, config=args.config,
+                    batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
+                    num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit)
+    if api.is_main_rank():  # under torchrun only rank 0 reports
+        print(run.provenance.summary(run.scores_path))
     return 0
 
 
-def summary(provenance: dict, scores_path) -> str:
-    """Human-readable lines about a finished run (loud about random weights and skipped images)."""
-    counts, timing = provenance["counts"], provenance["timing"]
-    lines = []
-    if provenance["random_weights"]:
-        lines.append(f"!!! {provenance['note']}")
-    lines += [
-        f"model {provenance['model_id']} ({provenance['backend']}, {provenance['precision']}, {provenance['device']}, "
-        f"text normalisation: {provenance['text']['normalisation']})",
-        f"scored {counts['scored_rows']:,} of {counts['rows']:,} rows -> {scores_path}",
-        f"images: {counts['encoded_images']:,} encoded, {counts['cached_images']:,} from cache; "
-        f"texts: {counts['encoded_texts']:,} encoded, {counts['cached_texts']:,} from cache; "
-        f"{timing['total_s']:.1f}s",
-    ]
-    for skip in counts["skipped_images"]:
-        lines.append(f"skipped image {skip['image_id']} ({skip['rows']} rows): {skip['reason']}")
-    return "\n".join(lines)
-
-
 if __name__ == "__main__":
-    from lgip_dataset.cli import main
+    from lgip_metric.cli import main
 
     sys.exit(main(["score", *sys.argv[1:]]))

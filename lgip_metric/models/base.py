@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 from abc import ABC, abstractmethod
@@ -97,7 +98,12 @@ class Encoder(ABC):
         return F.normalize(features.float(), dim=-1).cpu()
 
     def provenance(self) -> dict:
-        """Everything that identifies the embeddings this encoder makes."""
+        """Everything that identifies the embeddings this encoder makes (a copy of :attr:`_identity`)."""
+        return copy.deepcopy(self._identity)
+
+    @cached_property
+    def _identity(self) -> dict:
+        """The provenance record, computed once per encoder (library versions, settings, weights hash)."""
         return {
             "model_id": self.model_id,
             "backend": self.backend,
@@ -111,7 +117,7 @@ class Encoder(ABC):
 
     def fingerprint(self) -> str:
         """A hash of the provenance fields that change embeddings (device index excluded)."""
-        key = {k: v for k, v in self.provenance().items() if k != "device"}
+        key = {k: v for k, v in self._identity.items() if k != "device"}
         key["device_type"] = self.device.type
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
 

@@ -22,23 +22,22 @@ from pathlib import Path
 
 
 from lgip_dataset.atomic import atomic_write_text
-from lgip_metric import stats
+from lgip_metric import score_table, stats
 from lgip_metric.report import hard, plots, probes, qualitative, tables
-from lgip_metric.results import Results, load_comparable
+from lgip_metric.results import Results, load_comparable, with_scores
 
 QUALITATIVE_TOP = 12
 
 
 def _compare(a: Results, b: Results) -> tuple[dict, int]:
     """``stats.compare`` of two models on the rows both scored (joined by row_id)."""
-    columns = ["row_id", "s_original", "s_variant", "kind", "type", "caption_id", "image_id"]
+    columns = ["row_id", "s_original", "s_variant", *score_table.LABELS]
     rows = a.read_scores(columns).merge(b.read_scores(columns[:3]), on="row_id", suffixes=("_a", "_b"))
     boot = a.statistics["bootstrap"]
     result = stats.compare(
         rows["s_original_a"].to_numpy(), rows["s_variant_a"].to_numpy(),
-        rows["s_original_b"].to_numpy(), rows["s_variant_b"].to_numpy(),
-        rows["kind"].to_numpy(), rows["type"].to_numpy(), rows["caption_id"].to_numpy(), rows["image_id"].to_numpy(),
-        extra_types=sorted(set(rows["type"])), pair_level=a.data["averaging"] == "pair_level",
+        rows["s_original_b"].to_numpy(), rows["s_variant_b"].to_numpy(), **score_table.labels(rows),
+        extra_types=a.data.get("settings", {}).get("extra_types", ()), pair_level=a.data["averaging"] == "pair_level",
         bootstrap=boot["resamples"], seed=boot["seed"], confidence=boot["confidence"],
     )
     return result, len(rows)
@@ -81,8 +80,8 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
 
 def report_from_files(paths, out_dir: str | Path, *, paper: bool = False) -> dict[str, Path]:
     """``write_report`` of results files (or folders holding results.json), refusing mixed datasets and
-    missing or damaged score files before any report file is written."""
+    missing or damaged score files before any report file is written; each score file is read once."""
     loaded = load_comparable(paths)
     for results in loaded:
         results.check_scores()
-    return write_report(loaded, out_dir, paper=paper)
+    return write_report([with_scores(results) for results in loaded], out_dir, paper=paper)

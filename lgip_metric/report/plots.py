@@ -12,7 +12,8 @@ from matplotlib.transforms import Bbox  # noqa: E402
 
 from lgip_metric import reference  # noqa: E402
 from lgip_dataset.atomic import atomic_path  # noqa: E402
-from lgip_metric.results import RANDOM_MARK, Results  # noqa: E402
+from lgip_metric.provenance import RANDOM_MARK  # noqa: E402
+from lgip_metric.results import Results  # noqa: E402
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:

@@ -5,7 +5,8 @@ import csv
 import io
 
 from lgip_metric import reference, stats
-from lgip_metric.results import RANDOM_MARK, Results
+from lgip_metric.provenance import RANDOM_MARK
+from lgip_metric.results import Results
 
 METRICS = ("E_inv", "E_sens", "PR")
 ARROWS = {"E_inv": "↓", "E_sens": "↑", "PR": "↑"}

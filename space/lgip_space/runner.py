@@ -1,14 +1,14 @@
-"""The Run tab: ``lgip evaluate`` for one allow-listed model on the sample or the first N Hub rows."""
+"""The Run tab: ``lgip_metric.evaluate_model`` for one allow-listed model on the sample or the first N Hub rows."""
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from lgip_metric.commands import evaluate
-from lgip_metric.results import RESULTS_FILE, Results, load_results
+from lgip_metric import api
+from lgip_metric.commands.evaluate import headline as statistics_lines
+from lgip_metric.results import Results
 
 BATCH_SIZE = 32
 KEEP_RUNS_S = 3600
@@ -25,17 +25,15 @@ def new_run_dir(root: Path) -> Path:
 
 
 def evaluate_model(model: str, dataset: Path, out: Path) -> Results:
-    """Run exactly what ``lgip evaluate --model M --dataset D --out O --paper-reference`` runs; load its results.
+    """What ``lgip evaluate --model M --dataset D --out O --paper-reference`` computes and writes, through
+    the library API; the Results hold the scores in memory.
 
     Images are decoded in the serving process (no DataLoader workers forked from a server thread);
     embeddings go to the engine's cache, so a repeated run of the same model encodes nothing.
     """
-    parser = argparse.ArgumentParser()
-    evaluate.add_arguments(parser)
-    args = parser.parse_args(["--model", model, "--dataset", str(dataset), "--out", str(out), "--num-workers", "0",
-                              "--batch-size", str(BATCH_SIZE), "--paper-reference"])
-    evaluate.run(args)
-    return load_results(out / RESULTS_FILE)
+    results = api.evaluate_model(model, out, dataset=dataset, num_workers=0, batch_size=BATCH_SIZE)
+    api.write_report(results, out / "report", paper=True)
+    return results
 
 
 def headline(results: Results, dataset_label: str) -> str:
@@ -44,8 +42,8 @@ def headline(results: Results, dataset_label: str) -> str:
     if results.random_weights:
         warning = ("> ⚠️ **Random weights**: this model was never trained; these numbers only show that the "
                    "pipeline runs and mean nothing.\n\n")
-    counts = results.data["provenance"]["counts"]
+    counts = results.provenance.counts
     return (f"{warning}**{results.label}** on {dataset_label}: {counts['scored_rows']:,} of {counts['rows']:,} rows "
             f"scored, {counts['unique_images']:,} images, {counts['unique_texts']:,} unique texts "
             f"({counts['cached_texts']:,} texts and {counts['cached_images']:,} images from the embedding cache).\n\n"
-            f"```\n{evaluate.headline(results.statistics)}\n```")
+            f"```\n{statistics_lines(results.statistics)}\n```")

@@ -80,7 +80,7 @@ class Outcome:
 
 def run_cli(*argv: str) -> Outcome:
     """``lgip ARGV`` in this process; argparse's exit becomes the exit code, output is captured."""
-    from lgip_dataset import cli
+    from lgip_metric import cli
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -107,7 +107,7 @@ def replace(src, dst, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     return real(src, dst, *args, **kwargs)
 os.replace = replace
-from lgip_dataset import cli
+from lgip_metric import cli
 sys.exit(cli.main(argv))
 """
 

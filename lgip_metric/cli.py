@@ -1,8 +1,9 @@
 """The ``lgip`` console script: one parser, one module per subcommand.
 
 Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int``; its one-line
-help lives in ``COMMANDS``. Modules are imported only when their subcommand runs, so ``lgip perturb``
-never pays for importing torch.
+help lives in ``COMMANDS``. The text-side subcommands live in ``lgip_dataset.commands``, the
+model-side ones in ``lgip_metric.commands`` (which call :mod:`lgip_metric.api`). Modules are
+imported only when their subcommand runs, so ``lgip perturb`` never pays for importing torch.
 """
 from __future__ import annotations
 
@@ -60,5 +61,5 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m lgip_metric.cli COMMAND ...
     sys.exit(main())

@@ -1,0 +1,112 @@
+"""LGIP as a library: score a model, evaluate it, write its report.
+
+These three functions are what ``lgip score``, ``lgip evaluate``, the Space's Run tab and the
+benchmarks call. They hand objects along in memory and write each file once:
+:func:`score` returns the engine's :class:`~lgip_metric.engine.ScoreRun` (score table and
+:class:`~lgip_metric.provenance.Provenance` in memory), :func:`evaluate_model` computes the
+statistics, blind baselines and group scores from that table and returns
+:class:`~lgip_metric.results.Results` carrying it, and :func:`write_report` reads the scores from
+those Results instead of from disk. Under ``torchrun`` every rank calls the same function; the
+ranks other than 0 get None (rank 0 writes and returns).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+from lgip_dataset import schema
+from lgip_dataset.errors import DataError
+from lgip_metric import results as results_file
+from lgip_metric import score_table, stats
+from lgip_metric.output_lock import claimed_output
+from lgip_metric.results import Results
+
+
+def is_main_rank() -> bool:
+    """Whether this process writes the outputs (always, except on the ranks > 0 of ``torchrun``)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
+          config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32", device: str | None = None,
+          cache_dir: str | Path | None = None, num_workers: int | None = None, progress: bool = True,
+          limit: int | None = None):
+    """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``.
+
+    Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there and
+    returns the :class:`~lgip_metric.engine.ScoreRun`: paths, ``provenance`` and the score table
+    (``frame``). Options are those of ``lgip score`` (see :func:`lgip_metric.engine.score_dataset`).
+    """
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_metric.engine import score_dataset
+
+    with claimed_output(out, lock=is_main_rank()):
+        return score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
+                             batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
+                             num_workers=num_workers, progress=progress, limit=limit)
+
+
+def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
+                   config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32",
+                   device: str | None = None, cache_dir: str | Path | None = None, num_workers: int | None = None,
+                   progress: bool = True, limit: int | None = None, bootstrap: int = 1000, seed: int = 0,
+                   confidence: float = 0.95, pair_level: bool = False, extra_types: Sequence[str] = ()) -> Results | None:
+    """Score ``model`` (:func:`score`, same options), compute the LGIP statistics, blind baselines and
+    (when the dataset has groups) 2x2 group scores, write ``results.json`` into ``out`` once and
+    return it as :class:`Results` holding the score table.
+
+    ``bootstrap`` image resamples (0: no intervals) seeded by ``seed`` (also the seed of the
+    LM-balanced flip set) at ``confidence``; ``pair_level`` weighs every row equally instead of every
+    base pair; ``extra_types``: variant types of your own perturbations (every other type must be one
+    LGIP declares).
+    """
+    try:  # before any scoring: a bad option would otherwise surface only at the statistics
+        stats.check_options(bootstrap, confidence)
+    except stats.LGIPInputError as err:
+        raise DataError(f"--bootstrap/--confidence: {err}") from None
+    with claimed_output(out, lock=is_main_rank()):
+        scored = score(model, out, dataset=dataset, pretrained=pretrained, config=config, batch_size=batch_size,
+                       precision=precision, device=device, cache_dir=cache_dir, num_workers=num_workers,
+                       progress=progress, limit=limit)
+        return _results(scored, out, limit=limit, batch_size=batch_size, precision=precision, device=device,
+                        num_workers=num_workers, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                        pair_level=pair_level, extra_types=extra_types) if is_main_rank() else None
+
+
+def _results(scored, out: str | Path, *, bootstrap: int, seed: int, confidence: float, pair_level: bool,
+             extra_types: Sequence[str], **settings) -> Results:
+    """The statistics, blind baselines and group scores of a :class:`~lgip_metric.engine.ScoreRun`'s
+    table, written to ``out``'s results.json (``settings``: the scoring options to record)."""
+    from lgip_metric.blind import blind_report
+    from lgip_metric.groups import group_scores
+
+    options = dict(bootstrap=bootstrap, seed=seed, confidence=confidence, pair_level=pair_level)
+    extra = {"extra_types": sorted(extra_types)} if extra_types else {}
+    frame = scored.frame
+    try:
+        statistics = score_table.statistics(frame, **extra, **options)
+        blind = blind_report(frame, balance_seed=seed, **extra, **options)
+    except stats.LGIPInputError as err:
+        raise DataError(f"{scored.scores_path}: {err}") from None
+    groups = group_scores(scored.groups_frame) if scored.groups_frame is not None else None
+    out = Path(out)
+    settings = {**settings, **options, **extra}
+    record = results_file.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out),
+                                        blind=blind, groups=groups, settings=settings)
+    path = results_file.write_results(out / results_file.RESULTS_FILE, record)
+    return Results(path, json.loads(json.dumps(record)), frame)
+
+
+def write_report(results: Results | Sequence[Results], out: str | Path, *, paper: bool = False) -> dict[str, Path]:
+    """Tables, frontier plot and qualitative page of one or more :class:`Results` (the first is model A
+    of the paired comparisons; all must come from the same rows) into ``out``; returns the paths.
+    ``paper=True`` adds the paper's quoted rows. Scores held by the Results are not read again."""
+    from lgip_metric.report import write_report as write
+
+    loaded = [results] if isinstance(results, Results) else list(results)
+    results_file.check_comparable(loaded)
+    for one in loaded:
+        one.check_scores()
+    return write(loaded, out, paper=paper)
