@@ -492,9 +492,10 @@ def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: i
     which = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
     sums = np.hstack([numerators, denominators[:, np.unique(which, return_index=True)[1]]])
     out = np.empty((n_resamples, n_columns))
-    done = 0
+    buffer, done = None, 0
     for index in resample_images(n_images, n_resamples, seed):
-        weights = np.empty(index.shape)  # one resample's multiplicities per row; a row's bincount stays in cache
+        buffer = np.empty(index.shape) if buffer is None else buffer  # reused: no fresh pages per chunk
+        weights = buffer[: len(index)]  # one resample's multiplicities per row; a row's bincount stays in cache
         for row, drawn in zip(weights, index):
             row[:] = np.bincount(drawn, minlength=n_images)
         product = weights @ sums
