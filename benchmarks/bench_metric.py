@@ -6,17 +6,23 @@ Prints the seconds of a NumPy floor (one ``bincount`` pass summing the score dif
 caption: the least any per-row statistic must do), of ``lgip_metric.stats`` (point estimates,
 then with the bootstrap) and their ratios to the floor (which survive a noisy machine), and of
 ``evaluate.load(<lgip_metric folder>).compute(...)`` on the same rows with its ratio to the package path.
+The BLAS runs one thread unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+for _name in BLAS_THREADS:  # before NumPy loads its BLAS: the bootstrap's product is timed on one core
+    os.environ.setdefault(_name, "1")
 
-from lgip_metric import stats
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from lgip_metric import stats  # noqa: E402
 
 METRIC_DIR = Path(__file__).resolve().parents[1] / "lgip_metric"
 
@@ -60,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = synthetic_rows(args.rows)
     n_images = len(np.unique(rows["image_ids"]))
-    print(f"{args.rows:,} rows, {n_images:,} images")
+    print(f"{args.rows:,} rows, {n_images:,} images, BLAS threads: {os.environ['OPENBLAS_NUM_THREADS']}")
     caption = np.unique(rows["caption_ids"], return_inverse=True)[1]  # the floor's input: codes, not strings
     diff = rows["original_scores"] - rows["variant_scores"]
     floor = timed("NumPy floor: one bincount pass", lambda: np.bincount(caption, weights=diff), args.repeat)

@@ -152,22 +152,38 @@ def _check_lengths(**arrays: np.ndarray) -> None:
 
 def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes into the sorted unique ids; non-numeric ids are compared as text."""
+    if _increasing_strings(values):  # already sorted and unique, as ids often are: no text copy
+        return np.arange(values.size, dtype=np.int64), values
     if values.dtype.kind not in "iub":
         values = values.astype(str)
-    if values.size and (values[1:] > values[:-1]).all():  # already sorted and unique, as ids often are
+    if values.size and (values[1:] > values[:-1]).all():
         return np.arange(values.size, dtype=np.int64), values
     keys, codes = np.unique(values, return_inverse=True)
     return codes.astype(np.int64, copy=False), keys
 
 
+def _increasing_strings(values: np.ndarray) -> bool:
+    """Whether ``values`` holds Python strings in strictly increasing order.
+
+    One pass over neighbours: the first value is a string, and any other type beside a string
+    fails the comparison with TypeError (then the ids are converted to text, as before).
+    """
+    if values.dtype != object or not values.size or not isinstance(values[0], str):
+        return False
+    try:
+        return bool((values[1:] > values[:-1]).all())
+    except TypeError:
+        return False
+
+
 def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     """Codes into the sorted labels of a low-cardinality string column (one hashed pass)."""
-    items = values.tolist()
+    items = values if values.dtype == object else values.tolist()  # Python objects, read once
     seen = defaultdict(counter().__next__)  # label -> code, in order of first appearance
     codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
     bad = [label for label in seen if not isinstance(label, str)]
     if bad:
-        raise LGIPInputError(f"{name} must be strings; row {items.index(bad[0])} is {bad[0]!r}")
+        raise LGIPInputError(f"{name} must be strings; row {int(np.argmax(codes == seen[bad[0]]))} is {bad[0]!r}")
     labels = sorted(seen)
     rank = {label: code for code, label in enumerate(labels)}
     return np.array([rank[label] for label in seen], dtype=np.int64)[codes], labels
@@ -430,7 +446,7 @@ def _image_sums(count, value, positive, pair_image: np.ndarray, n_images: int, p
     the value and positive statistics (sums, or per-pair means unless ``pair_level``). Only cells
     with rows are visited: the others would add +0.0, which leaves every sum as it is.
     """
-    filled = np.flatnonzero(count)
+    filled = np.flatnonzero(count != 0)  # on booleans: a branch-free pass, several times faster
     block, pair = np.divmod(filled, count.shape[1])
     cell = block * n_images + pair_image[pair]
 
@@ -475,21 +491,25 @@ def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: i
     position = {}  # a denominator column's bytes -> its index among the distinct columns
     which = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
     sums = np.hstack([numerators, denominators[:, np.unique(which, return_index=True)[1]]])
-    out = []
+    out = np.empty((n_resamples, n_columns))
+    buffer, done = None, 0
     for index in resample_images(n_images, n_resamples, seed):
-        r = index.shape[0]
-        flat = (index + np.arange(r)[:, None] * n_images).ravel()
-        weights = np.bincount(flat, minlength=r * n_images).reshape(r, n_images).astype(np.float64)
+        buffer = np.empty(index.shape) if buffer is None else buffer  # reused: no fresh pages per chunk
+        weights = buffer[: len(index)]  # one resample's multiplicities per row; a row's bincount stays in cache
+        for row, drawn in zip(weights, index):
+            row[:] = np.bincount(drawn, minlength=n_images)
         product = weights @ sums
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append(product[:, :n_columns] / product[:, n_columns + which])
-    return np.concatenate(out)
+            np.divide(product[:, :n_columns], product[:, n_columns + which], out=out[done : done + len(index)])
+        done += len(index)
+    return out
 
 
 def _interval(replicates: np.ndarray, confidence: float) -> np.ndarray:
     """Percentile intervals, one (low, high) row per column; NaN replicates are left out."""
     alpha = (1.0 - confidence) / 2.0
-    return np.nanquantile(replicates, [alpha, 1.0 - alpha], axis=0).T
+    quantile = np.nanquantile if np.isnan(replicates).any() else np.quantile  # equal without NaN, faster
+    return quantile(replicates, [alpha, 1.0 - alpha], axis=0).T
 
 
 def check_options(bootstrap: int, confidence: float) -> None:
