@@ -27,14 +27,7 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(known)}")
     path = Path(dataset)
     if path.exists():
-        shards = sorted((path / config).glob("*.parquet"))
-        if not shards:
-            raise DataError(
-                f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
-                "build it with `lgip build` or point --dataset at a folder made by it"
-            )
-        for shard in shards:
-            _check_shard(shard)
+        shards = _local_shards(path, config)
         try:
             return datasets.load_dataset(
                 "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
@@ -50,6 +43,35 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
     except Exception as err:  # the Hub client raises many types; name the input and the cause
         raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
+
+
+def config_files(dataset: str | Path, config: str) -> list[Path]:
+    """The parquet shards of ``config``, checked by their footers: a built folder's own, or a Hub
+    dataset's downloaded (``huggingface_hub``'s cache) to be read in pieces rather than loaded whole."""
+    path = Path(dataset)
+    if path.exists():
+        return _local_shards(path, config)
+    if "/" not in str(dataset):
+        raise DataError(f"dataset {str(dataset)!r} is neither an existing folder nor a Hub id like 'org/lgip'")
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = snapshot_download(str(dataset), repo_type="dataset", allow_patterns=[f"{config}/*.parquet"])
+    except Exception as err:  # the Hub client raises many types; name the input and the cause
+        raise DataError(f"could not download config {config!r} of Hub dataset {dataset!r}: {err}") from err
+    return _local_shards(Path(folder), config)
+
+
+def _local_shards(path: Path, config: str) -> list[Path]:
+    shards = sorted((path / config).glob("*.parquet"))
+    if not shards:
+        raise DataError(
+            f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
+            "build it with `lgip build` or point --dataset at a folder made by it"
+        )
+    for shard in shards:
+        _check_shard(shard)
+    return shards
 
 
 def _check_shard(shard: Path) -> None:
