@@ -183,7 +183,7 @@ class _Job:
             "cached_texts": text_stats["cached"],
             **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
-        table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(values["s_original"], pa.float64()))
+        table = (rows if keep.all() else rows.filter(pa.array(keep))).append_column("s_original", pa.array(values["s_original"], pa.float64()))
         table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
         table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
         digests = {"scores": _write_table(table, scores_path, schema.SCORE_COLUMNS)}
