@@ -61,8 +61,8 @@ def inputs(args):
     """Rows and the undecoded image cells by id, read with the engine's own input helpers."""
     rows = read_rows(args.dataset, schema.PAIRS, args.rows)
     image_ids = np.unique(rows.column("image_id").to_numpy())
-    table, positions = image_positions(args.dataset, image_ids)
-    return rows, {int(i): table[p]["image"] for i, p in zip(image_ids, positions) if p >= 0}
+    source, positions = image_positions(args.dataset, image_ids)
+    return rows, {int(i): source.cell(p) for i, p in zip(image_ids, positions) if p >= 0}
 
 
 def naive(encoder, rows, cells, n_rows: int) -> float:

@@ -27,14 +27,7 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
         raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(known)}")
     path = Path(dataset)
     if path.exists():
-        shards = sorted((path / config).glob("*.parquet"))
-        if not shards:
-            raise DataError(
-                f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
-                "build it with `lgip build` or point --dataset at a folder made by it"
-            )
-        for shard in shards:
-            _check_shard(shard)
+        shards = _local_shards(path, config)
         try:
             return datasets.load_dataset(
                 "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
@@ -44,8 +37,7 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
             cause = err.__cause__ or err
             raise DataError(f"{path / config}: its parquet shards could not be read ({type(cause).__name__}: "
                             f"{str(cause).splitlines()[0][:300]}); rebuild the folder with `lgip build`") from None
-    if "/" not in str(dataset):
-        raise DataError(f"dataset {str(dataset)!r} is neither an existing folder nor a Hub id like 'org/lgip'")
+    _check_hub_id(dataset)
     try:
         return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
     except Exception as err:  # the Hub client raises many types; name the input and the cause
@@ -57,6 +49,40 @@ def _features(shard: Path, config: str) -> datasets.Features:
     contract's plus :data:`schema.RETIRED_FIELDS` (a folder built before those were dropped loads as written)."""
     stored = datasets.Features.from_arrow_schema(pq.read_schema(shard))
     return stored if schema.without_retired(stored) == schema.FEATURES[config] else schema.FEATURES[config]
+
+
+def config_files(dataset: str | Path, config: str) -> list[Path]:
+    """The parquet shards of ``config``, checked by their footers: a built folder's own, or a Hub
+    dataset's downloaded (``huggingface_hub``'s cache) to be read in pieces rather than loaded whole."""
+    path = Path(dataset)
+    if path.exists():
+        return _local_shards(path, config)
+    _check_hub_id(dataset)
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = snapshot_download(str(dataset), repo_type="dataset", allow_patterns=[f"{config}/*.parquet"])
+    except Exception as err:  # the Hub client raises many types; name the input and the cause
+        raise DataError(f"could not download config {config!r} of Hub dataset {dataset!r}: {err}") from err
+    return _local_shards(Path(folder), config)
+
+
+def _check_hub_id(dataset: str | Path) -> None:
+    """A dataset that is not an existing folder must be a Hub id (``org/name``)."""
+    if "/" not in str(dataset):
+        raise DataError(f"dataset {str(dataset)!r} is neither an existing folder nor a Hub id like 'org/lgip'")
+
+
+def _local_shards(path: Path, config: str) -> list[Path]:
+    shards = sorted((path / config).glob("*.parquet"))
+    if not shards:
+        raise DataError(
+            f"{path} has no parquet files for config {config!r} (expected {path / config}/test-*.parquet); "
+            "build it with `lgip build` or point --dataset at a folder made by it"
+        )
+    for shard in shards:
+        _check_shard(shard)
+    return shards
 
 
 def _check_shard(shard: Path) -> None:

@@ -133,7 +133,7 @@ class _Job:
         all_idx, image_ids = pd.factorize(pd.Series(np.concatenate([c.to_numpy() for c in id_columns])), sort=True)
         image_ids = image_ids.to_numpy()
         image_idx, *group_image_idx = np.split(all_idx, np.cumsum([len(c) for c in id_columns])[:-1])
-        images_table, positions = image_positions(self.dataset, image_ids)
+        image_source, positions = image_positions(self.dataset, image_ids)
         t = self._tick("load_data", t)
 
         encoder = load_model(self.spec, device=device, precision=precision)
@@ -143,8 +143,8 @@ class _Job:
             cache = EmbeddingCache(cache_root, encoder.fingerprint(), encoder.provenance(), chunk_rows)
         t = self._tick("load_model", t)
 
-        image_keys = keys_of_images(images_table, positions, image_ids) if cache is not None else None
-        image_emb, image_stats = self._embed_images(encoder, images_table, positions, workers, image_keys, dim, cache)
+        image_keys = keys_of_images(image_source, positions, image_ids) if cache is not None else None
+        image_emb, image_stats = self._embed_images(encoder, image_source, positions, workers, image_keys, dim, cache)
         t = self._tick("images", t)
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
@@ -186,7 +186,7 @@ class _Job:
             "cached_texts": text_stats["cached"],
             **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
-        table = rows.filter(pa.array(keep)).append_column("s_original", pa.array(values["s_original"], pa.float64()))
+        table = (rows if keep.all() else rows.filter(pa.array(keep))).append_column("s_original", pa.array(values["s_original"], pa.float64()))
         table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
         table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
         digests = {}
@@ -202,7 +202,7 @@ class _Job:
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path, frame, groups_frame)
 
-    def _embed_images(self, encoder: Encoder, table, positions, workers, keys, dim, cache):
+    def _embed_images(self, encoder: Encoder, source, positions, workers, keys, dim, cache):
         """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
         batches (each rank its share, decoded by ``workers`` DataLoader processes), cached as they
         finish and shared between ranks. ``keys`` (content hashes) exist only when there is a cache."""
@@ -217,7 +217,7 @@ class _Job:
         row_of = {int(p): i for i, p in enumerate(owned[ctx.rank])}
         local = torch.zeros(len(row_of), dim)
         failures: list[tuple[int, str]] = []
-        rows = ImageRows(table, positions, encoder.image_transform)
+        rows = ImageRows(source, positions, encoder.image_transform)
         loader = image_loader(rows, [b.tolist() for b in ctx.shard(batches)], workers, pin_memory=encoder.device.type == "cuda")
         writer = cache.writer("image", ctx.rank) if cache is not None else nullcontext()
         with writer, tqdm(total=len(row_of), desc="images", unit="image", disable=not self.show or None) as bar:

@@ -39,25 +39,42 @@ class _Index:
         return self.order[offsets + np.arange(total)]
 
 
+BLOCK_ROWS = 512  # text embeddings per block of the bank
+
+
 class _Bank:
-    """Embeddings kept between batches, in the slots of one growing tensor."""
+    """Embeddings kept between batches, in the slots of fixed-size blocks: growing never copies what is held."""
 
     def __init__(self, size: int, dim: int):
-        self.slot = np.full(size, -1, np.int64)  # text position -> row of ``rows``, -1 when not held
-        self.rows = torch.zeros(0, dim)
+        self.slot = np.full(size, -1, np.int64)  # text position -> slot (block * BLOCK_ROWS + row), -1 when not held
+        self.dim = dim
+        self.blocks: list[torch.Tensor] = []
         self.free: list[int] = []
 
     def put(self, positions: np.ndarray, emb: torch.Tensor) -> None:
         while len(self.free) < len(positions):
-            grown = max(len(self.rows) // 4, len(positions), 64)  # a quarter more: little spare room
-            self.free.extend(range(len(self.rows) + grown - 1, len(self.rows) - 1, -1))
-            self.rows = torch.cat([self.rows, torch.zeros(grown, self.rows.shape[1])])
-        slots = [self.free.pop() for _ in range(len(positions))]
+            first = len(self.blocks) * BLOCK_ROWS
+            self.blocks.append(torch.zeros(BLOCK_ROWS, self.dim))
+            self.free.extend(range(first + BLOCK_ROWS - 1, first - 1, -1))
+        slots = np.array([self.free.pop() for _ in range(len(positions))], np.int64)
         self.slot[positions] = slots
-        self.rows[slots] = emb
+        for block, rows, where in self._by_block(slots):
+            self.blocks[block][rows] = emb[where]
 
     def get(self, positions: np.ndarray) -> torch.Tensor:
-        return self.rows[torch.from_numpy(self.slot[positions])]
+        slots = self.slot[positions]
+        out = torch.empty(len(slots), self.dim)
+        for block, rows, where in self._by_block(slots):
+            out[where] = self.blocks[block][rows]
+        return out
+
+    @staticmethod
+    def _by_block(slots: np.ndarray):
+        """``(block, rows in it, where in slots)`` for every block that ``slots`` name."""
+        blocks = slots // BLOCK_ROWS
+        for block in np.unique(blocks):
+            where = np.flatnonzero(blocks == block)
+            yield int(block), torch.from_numpy(slots[where] % BLOCK_ROWS), torch.from_numpy(where)
 
     def drop(self, positions: np.ndarray) -> None:
         self.free.extend(self.slot[positions].tolist())

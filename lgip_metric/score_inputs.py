@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -12,6 +11,7 @@ import pyarrow.compute as pc
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
 from lgip_metric.cache import content_key
+from lgip_metric.image_data import ImageCells
 
 ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in schema.SCORE_VALUES)
 
@@ -76,18 +76,18 @@ def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Tab
     return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def image_positions(dataset, image_ids: np.ndarray):
-    """The images config (undecoded) and, per wanted image id, its row there (-1 when absent)."""
-    table = hub_io.load_config(dataset, schema.IMAGES).cast_column("image", datasets.Image(decode=False))
-    where = {int(i): p for p, i in enumerate(table.with_format("arrow")["image_id"].to_pylist())}
-    return table, [where.get(int(i), -1) for i in image_ids]
+def image_positions(dataset, image_ids: np.ndarray) -> tuple[ImageCells, list[int]]:
+    """The images config's cells (read in pieces, undecoded) and, per wanted image id, its row there (-1 when absent)."""
+    source = ImageCells(hub_io.config_files(dataset, schema.IMAGES))
+    where = {int(i): p for p, i in enumerate(source.image_ids())}
+    return source, [where.get(int(i), -1) for i in image_ids]
 
 
-def keys_of_images(table, positions: list[int], image_ids: np.ndarray) -> list[str]:
-    """Content hash of each wanted image's bytes (a per-id key where the bytes are absent)."""
-    keys = []
-    for position, image_id in zip(positions, image_ids):
-        cell = table[position]["image"] if position >= 0 else None
+def keys_of_images(source: ImageCells, positions: list[int], image_ids: np.ndarray) -> list[str]:
+    """Content hash of each wanted image's bytes (a per-id key where the bytes are absent), read in row order."""
+    keys = [""] * len(positions)
+    for i in sorted(range(len(positions)), key=positions.__getitem__):
+        cell = source.cell(positions[i]) if positions[i] >= 0 else None
         data = cell.get("bytes") if cell else None
-        keys.append(content_key(data) if data else f"absent-{int(image_id)}")
+        keys[i] = content_key(data) if data else f"absent-{int(image_ids[i])}"
     return keys
