@@ -366,9 +366,12 @@ def _embed_dim(encoder: Encoder) -> int:
 
 def _write_table(table: pa.Table, path: Path, columns) -> tuple[pd.DataFrame, str]:
     """Write ``columns`` of a score table as parquet atomically; return them as a DataFrame (what
-    reading the file gives) and the file's SHA-256."""
+    reading the file gives) and the file's SHA-256, hashed from the bytes before they are written
+    (the file is never read back)."""
     table = table.select(list(columns))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    data = sink.getvalue()
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
-        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
-    return table.to_pandas(), digest
+        tmp.write_bytes(data)
+    return table.to_pandas(), hashlib.sha256(data).hexdigest()
