@@ -22,6 +22,7 @@ import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -58,8 +59,18 @@ class ScoreRun:
     provenance_path: Path
     provenance: Provenance
     groups_path: Path | None = None  # groups_scores.parquet, when the dataset has groups
-    frame: pd.DataFrame | None = None  # scores.parquet's table; None on torchrun ranks > 0
-    groups_frame: pd.DataFrame | None = None  # groups_scores.parquet's table, when written
+    table: pa.Table | None = None  # scores.parquet's table; None on torchrun ranks > 0
+    groups_table: pa.Table | None = None  # groups_scores.parquet's table, when written
+
+    @cached_property
+    def frame(self) -> pd.DataFrame | None:
+        """The score table as a DataFrame, made on first use (``lgip score`` never pays for it)."""
+        return None if self.table is None else self.table.to_pandas()
+
+    @cached_property
+    def groups_frame(self) -> pd.DataFrame | None:
+        """The 2x2 group score table as a DataFrame, when written."""
+        return None if self.groups_table is None else self.groups_table.to_pandas()
 
     def scores(self) -> pd.DataFrame:
         """The score table as a DataFrame (read from ``scores_path`` only on a rank that did not write it)."""
@@ -190,17 +201,17 @@ class _Job:
         table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
         table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
         digests = {}
-        frame, digests["scores"] = _write_table(table, scores_path, schema.SCORE_COLUMNS)
-        groups_frame = None
+        written, digests["scores"] = _write_table(table, scores_path, schema.SCORE_COLUMNS)
+        groups_written = None
         if groups_path is not None:
-            groups_frame, digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
+            groups_written, digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
         else:  # a folder reused for a dataset without groups keeps no stale group scores
             (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
         self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
         provenance = self._provenance(encoder, cache, counts, digests)
         atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
         provenance = self.ctx.broadcast(provenance)
-        return ScoreRun(scores_path, provenance_path, provenance, groups_path, frame, groups_frame)
+        return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written)
 
     def _embed_images(self, encoder: Encoder, source, positions, workers, keys, dim, cache):
         """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
@@ -364,14 +375,14 @@ def _embed_dim(encoder: Encoder) -> int:
     return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
 
 
-def _write_table(table: pa.Table, path: Path, columns) -> tuple[pd.DataFrame, str]:
-    """Write ``columns`` of a score table as parquet atomically; return them as a DataFrame (what
-    reading the file gives) and the file's SHA-256, hashed from the bytes before they are written
-    (the file is never read back)."""
+def _write_table(table: pa.Table, path: Path, columns) -> tuple[pa.Table, str]:
+    """Write ``columns`` of a score table as parquet atomically; return them (what reading the file
+    gives) and the file's SHA-256, hashed from the bytes before they are written (the file is never
+    read back)."""
     table = table.select(list(columns))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     data = sink.getvalue()
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
-    return table.to_pandas(), hashlib.sha256(data).hexdigest()
+    return table, hashlib.sha256(data).hexdigest()
