@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
 from lgip_metric.cache import content_key
-from lgip_metric.image_data import ImageCells
+from lgip_dataset.image_cells import ImageCells
 
 ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in schema.SCORE_VALUES)
 

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset.errors import DataError
-from lgip_metric.image_data import READ_ROWS, ImageCells
+from lgip_dataset.image_cells import READ_ROWS, ImageCells
 
 
 def write_shards(folder, sizes, row_group_size):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from lgip_dataset import hub_io, schema
+from lgip_dataset.image_cells import ImageCells
 from lgip_dataset.errors import LGIPError
 from lgip_dataset.images import ImageError, decode_image
 from lgip_metric.report.tables import markdown
@@ -50,13 +51,13 @@ def _thumbnails(result: Results, image_ids, folder: Path) -> tuple[dict, str | N
     """Write JPEG thumbnails of ``image_ids``; (image id -> relative path, or None and the reason)."""
     source = result.data["dataset"].get("source")
     try:
-        table = hub_io.load_config(source, schema.IMAGES).with_format("arrow")
-        ids = table["image_id"].to_pylist()
+        cells = ImageCells(hub_io.config_files(source, schema.IMAGES))  # only the wanted rows' bytes are read
+        ids = cells.image_ids().tolist()
         wanted = {int(i) for i in image_ids}
         out = {}
         for position in (p for p, i in enumerate(ids) if i in wanted):
             try:
-                image = decode_image(table[position]["image"][0].as_py()["bytes"])
+                image = decode_image((cells.cell(position) or {}).get("bytes"))
             except ImageError:  # an unusable image gets no thumbnail; its captions are still shown
                 continue
             image.thumbnail((THUMBNAIL, THUMBNAIL))
