@@ -74,9 +74,9 @@ def _determined(ctx: CaptionContext, i: int) -> bool:
     return False
 
 
-def place_preposition(ctx: CaptionContext, i: int) -> str | None:
-    """The preposition before the place at token ``i``, across its article and adjectives ("on" of
-    "on the sandy beach"), else None."""
+def preposition_before(ctx: CaptionContext, i: int) -> str | None:
+    """The preposition before the noun or place at token ``i``, across its article and adjectives
+    ("on" of "on the sandy beach"), else None."""
     j = i - 1
     while j >= max(i - 2 - MAX_PLACE_ADJECTIVES, 0) and ctx.joined(j, j + 1):
         tok = ctx.tokens[j]

@@ -6,7 +6,7 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   lexicon group ``n:<group>``; a place of :mod:`lgip_dataset.perturb.places`, ``p:<group>``; a
   colour word in colour use, ``c:<colour group>``; a number word used as a count, ``k:<word>``) the
   caption's *context words* around it (:func:`context_words`: up to two content words on each side
-  for a noun or a place, and a place's preposition; the modified noun for a colour, the counted
+  of a noun or a place and the preposition before it; the modified noun for a colour, the counted
   noun for a number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its
   side). A replacement *fits* a
   context word in the slot of an original (:meth:`Plausibility.fits`) when the pair was seen at
@@ -47,7 +47,7 @@ from tqdm.auto import tqdm
 from lgip_dataset.ngram import FOLDS, BigramKN, image_fold, sentence_bigrams
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
-from lgip_dataset.perturb.places import load_places, place_preposition, place_sites
+from lgip_dataset.perturb.places import load_places, place_sites, preposition_before
 from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
 
 MIN_COOCCURRENCE = 2
@@ -72,9 +72,10 @@ def _content(ctx: CaptionContext, i: int) -> bool:
 
 def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tuple[str, ...]:
     """Keys of the context words of the target at tokens ``first..end-1`` of kind ``target[0]``:
-    ``n`` up to two content words each side within four tokens, ``p`` (a place) those and the
-    preposition it follows (``<@on``: "on the beach" but "in the field"), ``c`` and ``k`` the first content
-    word after it (the modified or counted noun) within three tokens. Keys start with ``<`` (before
+    ``n`` (a noun) and ``p`` (a place) up to two content words each side within four tokens and the
+    preposition the target follows (``<@on``: "on the beach" but "in the field", "sitting on a
+    horse" but not on a dog), ``c`` and ``k`` the first content word after it (the modified or
+    counted noun) within three tokens. Keys start with ``<`` (before
     the target) or ``>`` (after it): "a man riding a horse" gives "horse" ``<riding``, not "man"."""
     unit_end = {u.start: u.end for u in ctx.units.values()}
     starts = {}  # token -> first token of its unit, so a multiword noun is one context word
@@ -97,7 +98,7 @@ def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tup
     if target in ("n", "p"):
         words = tuple(scan(range(first - 1, max(first - 5, -1), -1), 2, "<")
                       + scan(range(end, min(end + 4, len(ctx.tokens))), 2, ">"))
-        prep = place_preposition(ctx, first) if target == "p" else None
+        prep = preposition_before(ctx, first)
         return words + ((f"<@{prep}",) if prep else ())
     return tuple(scan(range(end, min(end + 3, len(ctx.tokens))), 1, ">"))
 

@@ -34,6 +34,7 @@ measured on.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator
 
 from lgip_dataset.perturb import plausibility
@@ -137,6 +138,14 @@ def _persons(ctx: CaptionContext, original: str, target: str) -> bool:
     return all(k[2:] in groups and groups[k[2:]].supercategory == "person" for k in (original, target))
 
 
+def _typicality_floor(least_typical: float | None, person: bool) -> float:
+    """The least caption typicality a tier asks of a candidate (a person for a person: at most
+    PERSON_MIN_TYPICALITY); -inf when the tier asks none."""
+    if least_typical is None:
+        return -math.inf
+    return min(least_typical, PERSON_MIN_TYPICALITY) if person else least_typical
+
+
 def _after_to(ctx: CaptionContext, first: int) -> bool:
     """True for a word right after "to" ("ready to bat", "next to bench"): a verb, or a noun without
     its article, that a swap would not keep grammatical."""
@@ -166,10 +175,10 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
         if SCENE[name] and not scorer.scene_attested(target, scene):
             continue
         fit, typical = scorer.context_fit(target, original, context), scorer.typicality(target, original, words)
-        floor = PERSON_MIN_TYPICALITY if _persons(ctx, original, target) else None
+        person = _persons(ctx, original, target)
         tier = next((t for t, (k, least, least_fit, least_typical) in enumerate(TIERS[name])
                      if k == kin and fit >= least_fit and len(context) >= least
-                     and (least_typical is None or typical >= min(least_typical, floor or least_typical))), None)
+                     and typical >= _typicality_floor(least_typical, person)), None)
         if tier is not None:
             tiers.setdefault(tier, []).append((variant, fit, scorer.lm_delta(ctx.text, variant.text), typical))
     ranked = [tiers[tier] for tier in sorted(tiers)]
