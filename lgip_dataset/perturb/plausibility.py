@@ -281,7 +281,8 @@ def build_counts(captions: Iterable[tuple[object, str]], progress: bool = False)
 def provenance() -> dict:
     """What the statistics are: folds, attestation threshold and the shipped table's source."""
     return {"folds": FOLDS, "fold_rule": "SHA-256 of the image id, modulo the folds (as the blind LM)",
-            "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "shipped_counts": COUNTS_FILE,
+            "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "min_scene": MIN_SCENE,
+            "shipped_counts": COUNTS_FILE,
             "shipped_counts_version": COUNTS_VERSION, "shipped_source": _shipped_json()["source"],
             "build_counts": "the build's own captions, added to their image's fold"}
 
