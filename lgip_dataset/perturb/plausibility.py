@@ -3,10 +3,12 @@
 Two statistics, both plain counts (so the counts of disjoint caption sets add up):
 
 * **head–argument co-occurrence**: for every *target* of a caption (an object noun, keyed by its
-  lexicon group ``n:<group>``; a colour word in colour use, ``c:<colour group>``; a number word used
-  as a count, ``k:<word>``) the caption's *context words* around it (:func:`context_words`: up to two
-  content words on each side for a noun, the modified noun for a colour, the counted noun for a
-  number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its side). A replacement *fits* a
+  lexicon group ``n:<group>``; a place of :mod:`lgip_dataset.perturb.places`, ``p:<group>``; a
+  colour word in colour use, ``c:<colour group>``; a number word used as a count, ``k:<word>``) the
+  caption's *context words* around it (:func:`context_words`: up to two content words on each side
+  of a noun or a place and the preposition before it; the modified noun for a colour, the counted
+  noun for a number; nouns are keyed by group, so "dog" and "dogs" are one word; each key says its
+  side). A replacement *fits* a
   context word in the slot of an original (:meth:`Plausibility.fits`) when the pair was seen at
   least ``MIN_COOCCURRENCE`` times and, relative to each target's own frequency, at least
   ``MIN_RATIO`` times as often as with the original ("grazing" takes "n:cow" about as often as
@@ -16,7 +18,8 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   wherever it stands (key side ``*``), counted with each target, so that a word far from the slot
   still speaks ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
   skateboard"): how much more or less typical the rest of the caption is of the replacement than
-  of the original.
+  of the original; and whether the replacement was ever seen with each of the caption's other
+  nouns and places (:meth:`Plausibility.scene_attested`: a horse is never seen with a stove).
 * a **Kneser–Ney bigram** (:class:`lgip_dataset.ngram.BigramKN`, the blind LM's model) of the
   captions, which says how much more or less likely the flipped caption reads than the original.
 
@@ -44,13 +47,15 @@ from tqdm.auto import tqdm
 from lgip_dataset.ngram import FOLDS, BigramKN, image_fold, sentence_bigrams
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
+from lgip_dataset.perturb.places import load_places, place_sites, preposition_before
 from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
 
 MIN_COOCCURRENCE = 2
+MIN_SCENE = 1  # least captions that show a replacement with each other noun of the caption
 MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
 SMOOTHING = 0.5  # added to every caption-word count of a target (typicality)
 COUNTS_FILE = "plausibility_counts.json.gz"
-COUNTS_VERSION = "1.1.0"
+COUNTS_VERSION = "1.2.0"
 _MEMO_KEY = "plausibility"
 
 
@@ -67,8 +72,10 @@ def _content(ctx: CaptionContext, i: int) -> bool:
 
 def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tuple[str, ...]:
     """Keys of the context words of the target at tokens ``first..end-1`` of kind ``target[0]``:
-    ``n`` up to two content words each side within four tokens, ``c`` and ``k`` the first content
-    word after it (the modified or counted noun) within three tokens. Keys start with ``<`` (before
+    ``n`` (a noun) and ``p`` (a place) up to two content words each side within four tokens and the
+    preposition the target follows (``<@on``: "on the beach" but "in the field", "sitting on a
+    horse" but not on a dog), ``c`` and ``k`` the first content word after it (the modified or
+    counted noun) within three tokens. Keys start with ``<`` (before
     the target) or ``>`` (after it): "a man riding a horse" gives "horse" ``<riding``, not "man"."""
     unit_end = {u.start: u.end for u in ctx.units.values()}
     starts = {}  # token -> first token of its unit, so a multiword noun is one context word
@@ -88,9 +95,11 @@ def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tup
                     break
         return found
 
-    if target == "n":
-        return tuple(scan(range(first - 1, max(first - 5, -1), -1), 2, "<")
-                     + scan(range(end, min(end + 4, len(ctx.tokens))), 2, ">"))
+    if target in ("n", "p"):
+        words = tuple(scan(range(first - 1, max(first - 5, -1), -1), 2, "<")
+                      + scan(range(end, min(end + 4, len(ctx.tokens))), 2, ">"))
+        prep = preposition_before(ctx, first)
+        return words + ((f"<@{prep}",) if prep else ())
     return tuple(scan(range(end, min(end + 3, len(ctx.tokens))), 1, ">"))
 
 
@@ -102,10 +111,17 @@ def caption_words(ctx: CaptionContext, first: int, end: int) -> tuple[str, ...]:
     return tuple(words)
 
 
+def scene_nouns(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The nouns and places among caption-word keys (:func:`caption_words`)."""
+    places = {"*" + w[0] for w in load_places().group_of if len(w) == 1}
+    return tuple(w for w in words if w.startswith("*n:") or w in places)
+
+
 def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
     """(key, first token, end token) of every object noun, colour and count of the caption."""
     lex = ctx.lex
     found = [(f"n:{u.form.group}", u.start, u.end) for u in ctx.units.values() if is_object_noun(ctx, u)]
+    found += [(f"p:{site.group}", site.first, site.end) for site in place_sites(ctx)]
     for i, tok in enumerate(ctx.tokens):
         if tok.low in lex.color_group and is_color_use(ctx, i):
             found.append((f"c:{lex.color_group[tok.low]}", i, i + 1))
@@ -174,6 +190,12 @@ class Plausibility:
         def logp(t: str, w: str) -> float:
             return math.log((pairs[(t, w)] + SMOOTHING) / (totals[(t, "*")] + SMOOTHING * size))
         return sum(logp(target, w) - logp(original, w) for w in words)
+
+    def scene_attested(self, target: str, nouns: tuple[str, ...]) -> bool:
+        """True when every one of ``nouns`` (caption-word keys of the caption's other nouns and
+        places) was seen in a caption with ``target`` at least MIN_SCENE times: "horse" is never
+        seen with "stove", nor "zebra" with "harbor"."""
+        return all(self.counts.pairs[(target, w)] >= MIN_SCENE for w in nouns)
 
     def fits(self, target: str, original: str, word: str) -> bool:
         """True when the context word ``word`` of ``original`` takes ``target`` too: the pair seen at
@@ -259,7 +281,8 @@ def build_counts(captions: Iterable[tuple[object, str]], progress: bool = False)
 def provenance() -> dict:
     """What the statistics are: folds, attestation threshold and the shipped table's source."""
     return {"folds": FOLDS, "fold_rule": "SHA-256 of the image id, modulo the folds (as the blind LM)",
-            "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "shipped_counts": COUNTS_FILE,
+            "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "min_scene": MIN_SCENE,
+            "shipped_counts": COUNTS_FILE,
             "shipped_counts_version": COUNTS_VERSION, "shipped_source": _shipped_json()["source"],
             "build_counts": "the build's own captions, added to their image's fold"}
 

@@ -1,62 +1,74 @@
-"""Hard flips (``hard_object``, ``hard_color``, ``hard_count``): the paper's flips, plausible in context.
+"""Hard flips (``hard_object``, ``hard_color``, ``hard_count``): flips plausible in context.
 
-Each hard family takes its paper family's sites and candidates as they are (the object, colour and
-count families' site detection, replacement lists and agreement edits: one substitution that
-contradicts the caption and stays grammatical) and changes only which candidate is kept, one per
-site, with the caption's statistics (:mod:`lgip_dataset.perturb.plausibility`, cross-fitted by image):
+Each hard family takes its candidates, one site at a time, from its paper family (the object, colour
+and count families' site detection, replacement lists and agreement edits: one substitution that
+contradicts the caption and stays grammatical) and from sites of its own
+(:mod:`lgip_dataset.perturb.families.hard_sites`: a scene or place noun, "in a kitchen" -> "in a
+bathroom"; an article counting the subject, "A dog is sleeping" -> "Two dogs are sleeping"), and
+keeps one candidate per site, chosen with the caption's statistics
+(:mod:`lgip_dataset.perturb.plausibility`, cross-fitted by image):
 
-1. *kin and slot fit*: candidates fall in ``TIERS``: a noun of the same COCO supercategory first,
-   then another inanimate one; never a change between person, animal and thing (text alone gives
-   "a table riding a horse" and "elephants sitting on a trolley" away), never a noun the caption
-   already names. Every context word of the site (the words that govern or modify it: "grazing on",
-   "serving the", "metallic") must take the replacement in the original's slot, as attested in COCO
-   captions relative to the original (:meth:`Plausibility.fits`: "grazing" takes animals, "hanging
-   on the" takes trees, not cameras; a colour must be attested for its noun, "purple horse" is not);
-   a noun must also leave the whole caption about as typical of it as of the original
-   (:meth:`Plausibility.typicality` at least ``MIN_TYPICALITY``), so that a word far from the slot
-   still counts ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
-   skateboard");
+1. *kin, slot and scene fit*: candidates fall in ``TIERS`` by their kin (:func:`_object_kin`: a
+   noun of the same COCO supercategory or a place of the same class, or the other gender's
+   counterpart; never a change of supercategory, never a noun the caption already names). Every
+   context word of the site (the words that govern or modify it: "grazing on", "serving the",
+   "metallic", the preposition of a place) must take the replacement in the original's slot, as
+   attested in COCO captions relative to the original (:meth:`Plausibility.fits`: "grazing" takes
+   animals, "hanging on the" takes trees, not cameras; a colour must be attested for its noun,
+   "purple horse" is not); a man may become a woman without a slot ("riding a wave"). A noun or
+   place must also be seen with every other noun and place of the caption
+   (:meth:`Plausibility.scene_attested`: no horse held in front of a stove, no zebras near a
+   harbor) and leave the whole caption about as typical of it as of the original
+   (:meth:`Plausibility.typicality` at least the tier's floor, ``PERSON_MIN_TYPICALITY`` for a
+   person), so that a word far from the slot still counts ("a baseball catcher ... ready to catch
+   a frisbee");
 2. *text-only balance*, as SugarCrepe's adversarial refinement: in the first tier that has a
    candidate the bigram LM finds at least as likely as the caption (``lm_delta >= 0``), one of
    those is taken at random (seeded; those past ``MARGIN`` first); when no tier has one, the first
    tier's most likely candidate, unless it is ``MAX_DROP`` nats less likely than the caption.
 
-Each hard flip records ``plausibility``: its ``lm_delta``, ``context_fit``, its ``tier``, the number
-of ``candidates`` in the site's tiers and the context words the fit was measured on.
+Each hard flip records ``plausibility``: its ``lm_delta``, ``context_fit``, ``typicality``, its
+``tier``, the number of ``candidates`` in the site's tiers and the context words the fit was
+measured on.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator
 
 from lgip_dataset.perturb import plausibility
 from lgip_dataset.perturb.context import CaptionContext
-from lgip_dataset.perturb.families import colors, counts, objects
-from lgip_dataset.perturb.plausibility import attached, caption_words, context_words
+from lgip_dataset.perturb.families import colors, counts, hard_sites, objects
+from lgip_dataset.perturb.places import load_places
+from lgip_dataset.perturb.plausibility import attached, caption_words, context_words, scene_nouns
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom
 from lgip_dataset.perturb.variant import Variant
 
-# Candidate tiers per family, tried in order: (kin, least context words). For nouns kin 0 is the same
-# COCO supercategory, kin 1 another inanimate one (colours and numbers are all kin 0); every tier asks
-# for every context word to take the replacement in the original's slot, and for at least that many
-# context words: a noun with nothing around it, or a thing of another kind fitted on one word, is
-# too often absurd ("a pizza ... on a yellow traffic light", "the basket of the table").
-TIERS = {"hard_object": ((0, 1), (1, 2)), "hard_color": ((0, 1),), "hard_count": ((0, 1),)}
-# least caption typicality (nats, log P(caption words | replacement) - log P(... | original)) per family
-MIN_TYPICALITY = {"hard_object": -3.5, "hard_color": None, "hard_count": None}
+# Candidate tiers per family, tried in order: (kin, least context words, least share of them that
+# take the replacement, least caption typicality in nats or None). For nouns and places kin 0 is the
+# same COCO supercategory or place class, kin 1 the other gender's counterpart (colours and numbers
+# are all kin 0). A noun with nothing around it is too often absurd ("a pizza ... on a yellow
+# traffic light"); a counterpart does what the original does.
+TIERS = {"hard_object": ((0, 1, 1.0, -3.5), (1, 0, 0.0, -3.5)),
+         "hard_color": ((0, 1, 1.0, None),), "hard_count": ((0, 1, 1.0, None),)}
+# families whose replacement must be attested with every other noun and place of the caption
+SCENE = {"hard_object": True, "hard_color": False, "hard_count": False}
+# a person for a person ("man" -> "woman" riding a wave) reads less typical but is seldom absurd
+PERSON_MIN_TYPICALITY = -8.0
 MARGIN = 1.0  # candidates this much more likely than the caption (in nats) are preferred
 # a site whose fitting candidates all read less likely than the caption by more than this is skipped;
-# count words differ little in context, so a count flip must stay closer to the caption's likelihood
-MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.5}
-VERSION = "1.1.0"
-
-
-ANIMATE = frozenset(("person", "animal"))  # COCO supercategories of things that act
+# count words differ little in context, and text alone reads "A dog" as likelier than "Two dogs", so a count
+# flip must stay closer to the caption's likelihood
+MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
+VERSION = "1.2.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
-    return f"n:{ctx.lex.noun_forms[tuple(replacement.lower().split())].group}"
+    words = tuple(replacement.lower().split())
+    place = load_places().group_of.get(words)
+    return f"p:{place}" if place is not None else f"n:{ctx.lex.noun_forms[words].group}"
 
 
 def _color_key(ctx: CaptionContext, replacement: str) -> str:
@@ -64,23 +76,44 @@ def _color_key(ctx: CaptionContext, replacement: str) -> str:
 
 
 def _count_key(ctx: CaptionContext, replacement: str) -> str:
-    return f"k:{replacement.lower()}"
+    word = replacement.lower()
+    return "k:one" if word in ("a", "an") else f"k:{word}"  # an article counting its noun is "one"
+
+
+def _counterparts(ctx: CaptionContext, one: str, other: str) -> bool:
+    """True for groups of the other gender at the same level ("man" / "woman", "boy" / "girl"; not
+    "man" / "girl"): what one does the other does too, so no slot is needed to make it plausible."""
+    a, b, related = ctx.lex.groups[one], ctx.lex.groups[other], ctx.lex.object_related
+    return bool(a.gender and b.gender and a.gender != b.gender and related[one] - {one} == related[other] - {other})
+
+
+def _gender_clash(ctx: CaptionContext, one: str, other: str) -> bool:
+    """True when the groups have other genders and the caption has a he/she pronoun, which may refer
+    to either ("A man sits with a dog at his feet": "his" is the man's, not the dog's)."""
+    a, b = ctx.lex.groups[one].gender, ctx.lex.groups[other].gender
+    return bool(a and b and a != b and any(t.low in ctx.lex.pronoun_gender for t in ctx.tokens))
 
 
 def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
-    """0: same COCO supercategory ("dog" -> "cat", "man" -> "woman"); 1: another inanimate
-    supercategory ("table" -> "bed"); None: a change between person, animal and thing ("table" ->
-    "man", "people" -> "elephants": what people do is seldom what animals or things do, so text
-    alone gives most of them away), or a noun the caption already names ("a man and woman" -> "a
-    woman and woman")."""
+    """0: same COCO supercategory ("dog" -> "cat", "man" -> "boy", "kitchen" -> "bathroom": a place
+    keeps to its class); 1: the other gender's counterpart ("man" -> "woman"); None: a change of
+    supercategory ("table" -> "man", "people" -> "elephants", "keyboard" -> "table": what people
+    do is seldom what animals or things do, and a thing of another kind in the same slot is too
+    often absurd: "a person on a table talking", "a teddy bear hanging out of his mouth"), a noun
+    the caption already names ("a man and woman" -> "a woman and woman"), or another gender where
+    a he/she pronoun may refer to the noun."""
     groups = ctx.lex.groups
+    if ctx.units.get(first) is None:  # a place: its site already keeps to its class
+        return 0
     new_group = _object_key(ctx, variant.replacement)[2:]
     if any(u.form is not None and u.form.group == new_group for u in ctx.units.values()):
         return None
-    old, new = groups[ctx.units[first].form.group].supercategory, groups[new_group].supercategory
-    if old == new:
-        return 0
-    return None if old in ANIMATE or new in ANIMATE else 1
+    old_group = ctx.units[first].form.group
+    if _gender_clash(ctx, old_group, new_group):
+        return None
+    if _counterparts(ctx, old_group, new_group):
+        return 1
+    return 0 if groups[old_group].supercategory == groups[new_group].supercategory else None
 
 
 def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
@@ -99,6 +132,27 @@ def _tokens_of(ctx: CaptionContext, span: tuple[int, int]) -> tuple[int, int]:
     return first, sum(t.start < span[1] for t in ctx.tokens)
 
 
+def _persons(ctx: CaptionContext, original: str, target: str) -> bool:
+    """True when both keys are object groups of persons."""
+    groups = ctx.lex.groups
+    return all(k[2:] in groups and groups[k[2:]].supercategory == "person" for k in (original, target))
+
+
+def _typicality_floor(least_typical: float | None, person: bool) -> float:
+    """The least caption typicality a tier asks of a candidate (a person for a person: at most
+    PERSON_MIN_TYPICALITY); -inf when the tier asks none."""
+    if least_typical is None:
+        return -math.inf
+    return min(least_typical, PERSON_MIN_TYPICALITY) if person else least_typical
+
+
+def _after_to(ctx: CaptionContext, first: int) -> bool:
+    """True for a word right after "to" ("ready to bat", "next to bench"): a verb, or a noun without
+    its article, that a swap would not keep grammatical."""
+    prev = ctx.prev_word(first)
+    return prev is not None and prev.low == "to"
+
+
 def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: KeyedRandom) -> Variant | None:
     """The hard flip of one site (None when no candidate fits its context)."""
     if not candidates:
@@ -106,20 +160,26 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
     key, kin_of = KEYS[name], KIN[name]
     scorer = attached(ctx)
     first, end = _tokens_of(ctx, candidates[0].span)
+    if name == "hard_object" and _after_to(ctx, first):
+        return None
     original = key(ctx, candidates[0].original)
     context = context_words(ctx, first, end, original[0])
-    words, least_typical = caption_words(ctx, first, end), MIN_TYPICALITY[name]
+    words = caption_words(ctx, first, end)
+    scene = scene_nouns(words)
     tiers: dict[int, list] = {}
     for variant in candidates:
         kin = kin_of(ctx, variant, first, end)
         if kin is None:
             continue
         target = key(ctx, variant.replacement)
-        fit = scorer.context_fit(target, original, context)
-        tier = next((t for t, (k, least) in enumerate(TIERS[name]) if k == kin and fit == 1.0 and len(context) >= least),
-                    None)
-        typical = scorer.typicality(target, original, words)
-        if tier is not None and (least_typical is None or typical >= least_typical):
+        if SCENE[name] and not scorer.scene_attested(target, scene):
+            continue
+        fit, typical = scorer.context_fit(target, original, context), scorer.typicality(target, original, words)
+        person = _persons(ctx, original, target)
+        tier = next((t for t, (k, least, least_fit, least_typical) in enumerate(TIERS[name])
+                     if k == kin and fit >= least_fit and len(context) >= least
+                     and typical >= _typicality_floor(least_typical, person)), None)
+        if tier is not None:
             tiers.setdefault(tier, []).append((variant, fit, scorer.lm_delta(ctx.text, variant.text), typical))
     ranked = [tiers[tier] for tier in sorted(tiers)]
     likely = next(([c for c in fitting if c[2] >= 0.0] for fitting in ranked if any(c[2] >= 0.0 for c in fitting)), None)
@@ -141,25 +201,36 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
 
 def hard_flip_provenance() -> dict:
     """How the hard flips were chosen, for a build's record: the rule's constants and the statistics."""
-    tiers = {name: [{"kin": kin, "least_context_words": least, "context_fit": 1.0} for kin, least in rules]
-             for name, rules in TIERS.items()}
-    return {"tiers": tiers, "min_typicality": MIN_TYPICALITY, "margin": MARGIN, "max_drop": MAX_DROP,
+    tiers = {name: [{"kin": kin, "least_context_words": least, "least_context_fit": fit, "least_typicality": typical}
+                    for kin, least, fit, typical in rules] for name, rules in TIERS.items()}
+    return {"tiers": tiers, "scene": SCENE, "person_min_typicality": PERSON_MIN_TYPICALITY, "margin": MARGIN,
+            "max_drop": MAX_DROP,
             **plausibility.provenance()}
 
 
+def object_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
+    """The object family's sites and candidates, then the place sites' (:mod:`hard_sites`)."""
+    return objects.generate(ctx, rng) + hard_sites.place_flips(ctx)
+
+
+def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
+    """The count family's sites and candidates, then the article count sites' (:mod:`hard_sites`)."""
+    return counts.generate(ctx, rng) + hard_sites.article_count_flips(ctx)
+
+
 def _hard(name: str, base: Callable) -> None:
-    """Register the hard family ``name`` over the paper family ``base``'s sites."""
+    """Register the hard family ``name`` over the sites and candidates of ``base``."""
 
     @register(name, "flip", VERSION)
     def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
         sites = [_choose(ctx, name, list(site), rng) for site in base(ctx, rng)]
         return [iter((v,)) for v in sites if v is not None]
 
-    generate.__doc__ = f"One {name} flip per site of the {base.__module__.rsplit('.', 1)[1]} family that has a fitting candidate."
+    generate.__doc__ = f"One {name} flip per site of {base.__name__} that has a fitting candidate."
 
 
 KEYS = {"hard_object": _object_key, "hard_color": _color_key, "hard_count": _count_key}
 KIN = {"hard_object": _object_kin, "hard_color": _color_kin, "hard_count": _count_kin}
-_hard("hard_object", objects.generate)
-_hard("hard_color", colors.generate)
-_hard("hard_count", counts.generate)
+CANDIDATES = {"hard_object": object_candidates, "hard_color": colors.generate, "hard_count": count_candidates}
+for _name, _base in CANDIDATES.items():
+    _hard(_name, _base)
