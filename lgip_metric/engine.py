@@ -43,7 +43,7 @@ from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
 from lgip_metric.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
-from lgip_metric.join import ScoreJoin
+from lgip_metric.join import Behind, ScoreJoin
 from lgip_metric.texts import batch_inputs, length_batches, token_lengths
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
@@ -253,7 +253,8 @@ class _Job:
         """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0),
         streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in length-sorted
         batches (each rank its share), through a :class:`~lgip_metric.join.ScoreJoin` that keeps a text
-        only while a row waits for it. ``workers`` DataLoader processes tokenise. Under torchrun a rank scores the image columns of its own texts
+        only while a row waits for it, in a thread beside the model (:class:`~lgip_metric.join.Behind`).
+        ``workers`` DataLoader processes tokenise. Under torchrun a rank scores the image columns of its own texts
         and the ``t_sim`` of rows whose variant it owns; the caption embeddings those rows need travel
         at the end of each round of batches."""
         ctx, count = self.ctx, len(texts)
@@ -279,7 +280,7 @@ class _Job:
         rounds = [batches[start : start + ROUND_BATCHES * ctx.world] for start in range(0, len(batches), ROUND_BATCHES * ctx.world)]
         writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
         inputs = batch_inputs(encoder, texts, [b for round_ in rounds for b in ctx.shard(round_)], workers)
-        with writer, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
+        with writer, Behind() as behind, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
             outbox = []
             for positions, emb in hits.embeddings() if hits is not None else []:
                 join.add(positions, torch.from_numpy(emb))
@@ -290,10 +291,11 @@ class _Job:
                 outbox = []
                 for batch in ctx.shard(batches_of_round):
                     emb = encoder.encode_texts(next(inputs))
-                    join.add(batch, emb)
+                    behind.submit(join.add, batch, emb)
                     if cache is not None:
                         writer.add([content_key(texts[p]) for p in batch], emb.numpy())
                     outbox.append((batch[exported[batch]], emb[torch.from_numpy(exported[batch])].numpy()))
+                behind.settle()
                 self._exchange(join, outbox)
                 bar.update(sum(len(b) for b in batches_of_round))
         values = {name: join.values[name] for name in image_columns}

@@ -13,6 +13,9 @@ at once from one table of all embeddings.
 """
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+
 import numpy as np
 import torch
 
@@ -130,3 +133,33 @@ class ScoreJoin:
     def held(self) -> int:
         """How many text embeddings are kept now (texts whose rows wait for a partner)."""
         return len(self.bank)
+
+
+class Behind:
+    """Runs calls in one background thread, in the order given, with at most ``depth`` waiting: the
+    join's work on a batch overlaps the model's encoding of the next (torch releases the GIL in both).
+    ``settle()`` waits for all of them and raises the first error; leaving the ``with`` block settles."""
+
+    def __init__(self, depth: int = 4):
+        self.depth = depth
+        self.pending: deque[Future] = deque()
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="lgip-join")
+
+    def submit(self, call, *args) -> None:
+        self.pending.append(self.pool.submit(call, *args))
+        while len(self.pending) > self.depth:
+            self.pending.popleft().result()
+
+    def settle(self) -> None:
+        while self.pending:
+            self.pending.popleft().result()
+
+    def __enter__(self) -> "Behind":
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        try:
+            if kind is None:
+                self.settle()
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)

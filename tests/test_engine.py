@@ -255,3 +255,17 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
         mine, theirs = _BatchInputs(encoder, texts, batches)[i], _BatchInputs(travelled, texts, batches)[i]
         assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
     assert np.array_equal(_LengthChunks(travelled, texts)[0], [len(ids) for ids in encoder.tokenize(texts)])
+
+
+def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
+    from lgip_metric.join import Behind
+
+    seen = []
+    with Behind(depth=2) as behind:
+        for i in range(50):
+            behind.submit(seen.append, i)
+            assert len(behind.pending) <= 2
+    assert seen == list(range(50))
+    with pytest.raises(ZeroDivisionError), Behind() as behind:
+        behind.submit(lambda: 1 / 0)
+        behind.settle()
