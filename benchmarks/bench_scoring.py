@@ -10,8 +10,10 @@ On one model and workload, in one process, it times
       (on ``--naive-rows`` rows; its rate does not depend on how many), and
   (c) the floor: pure forward time of the engine's unique encodes at the same batch size, inputs
       already decoded and tokenised in memory,
-and prints pairs/s of each with the ratios engine/naive and engine/floor. ``--drift`` re-runs the
-engine under autocast and prints the change of E_inv, E_sens and PR against fp32.
+and prints pairs/s of each with the ratios engine/naive and engine/floor, the engine's images/s and
+texts/s, and the time a paper-scale run (40,000 images, this workload's texts per image) would take at
+those rates. ``--drift`` re-runs the engine under autocast and prints the change of E_inv, E_sens and
+PR against fp32, and the same projection at that precision.
 
 Default workload: the embedded sample with a real-size open_clip ViT-B/16 with random weights.
 """
@@ -32,6 +34,8 @@ from lgip_metric.image_data import cell_image, collate
 from lgip_metric.models import load_model
 from lgip_metric.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.texts import length_batches
+
+PAPER_IMAGES = 40_000
 
 
 def parse_args() -> argparse.Namespace:
@@ -108,6 +112,17 @@ def floor(encoder, rows, cells, batch_size: int) -> float:
     return time.perf_counter() - start
 
 
+def projection(run) -> str:
+    """Images/s and texts/s of the engine's phases, and the encode time of a paper-scale run at those rates."""
+    counts, timing = run.provenance.counts, run.provenance.timing
+    image_rate = counts["encoded_images"] / timing["images_s"]
+    text_rate = counts["encoded_texts"] / timing["texts_s"]
+    texts = PAPER_IMAGES * counts["unique_texts"] / counts["unique_images"]
+    minutes = (PAPER_IMAGES / image_rate + texts / text_rate + timing["score_s"] * PAPER_IMAGES / counts["unique_images"]) / 60
+    return (f"{image_rate:,.1f} images/s, {text_rate:,.1f} texts/s; {PAPER_IMAGES:,} images with {texts:,.0f} texts "
+            f"would take {minutes:.1f} min")
+
+
 def metrics(run) -> dict:
     result = score_table.statistics(run.scores(), bootstrap=0)
     return {m: result[m] for m in ("E_inv", "E_sens", "PR")}
@@ -133,6 +148,7 @@ def main() -> None:
         print(f"workload  {args.dataset}: {counts['rows']:,} rows ({n:,} scored), {counts['unique_images']} unique images, "
               f"{counts['unique_texts']:,} unique texts")
         print(f"engine    {rates['engine']:10.1f} pairs/s   encode+score {engine_s:.2f} s (end to end incl. loading {wall:.2f} s)")
+        print(f"phases    {projection(run)}")
         print(f"naive     {rates['naive']:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
         print(f"floor     {rates['floor']:10.1f} pairs/s   forward only {floor_s:.2f} s")
         print(f"ratios    engine/naive = {rates['engine'] / rates['naive']:.1f}x   engine/floor = {rates['engine'] / rates['floor']:.2f}")
@@ -145,6 +161,7 @@ def main() -> None:
                 delta = np.abs(other.scores()["s_variant"].to_numpy() - run.scores()["s_variant"].to_numpy()).max()
                 print(f"drift     {precision} ({seconds:.2f} s) " + "  ".join(
                     f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"  max|Δs|={delta:.2e}")
+                print(f"phases    {precision}: {projection(other)}")
 
 
 if __name__ == "__main__":

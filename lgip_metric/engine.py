@@ -43,8 +43,8 @@ from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
 from lgip_metric.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
-from lgip_metric.join import ScoreJoin
-from lgip_metric.texts import length_batches, token_lengths
+from lgip_metric.join import Behind, ScoreJoin
+from lgip_metric.texts import batch_inputs, length_batches, token_lengths
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
@@ -167,7 +167,7 @@ class _Job:
             for (i, j), name in zip(GROUP_PAIRS, GROUP_SCORES):
                 image_columns[name] = (group_image_idx[i][group_keep], group_text_idx[j][group_keep])
         values, text_stats = self._score_texts(encoder, texts, cache, image_emb, image_columns,
-                                               (caption_idx[keep], variant_idx[keep]))
+                                               (caption_idx[keep], variant_idx[keep]), workers)
         t = self._tick("texts", t)
         scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
         groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
@@ -248,19 +248,21 @@ class _Job:
         stats = {"cached": len(hit_positions), "encoded": len(missing) - len(all_failures), "failures": all_failures}
         return full, stats
 
-    def _score_texts(self, encoder: Encoder, texts: list[str], cache, images: torch.Tensor, image_columns, text_column):
+    def _score_texts(self, encoder: Encoder, texts: list[str], cache, images: torch.Tensor, image_columns, text_column,
+                     workers: int):
         """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0),
         streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in length-sorted
         batches (each rank its share), through a :class:`~lgip_metric.join.ScoreJoin` that keeps a text
-        only while a row waits for it. Under torchrun a rank scores the image columns of its own texts
+        only while a row waits for it, in a thread beside the model (:class:`~lgip_metric.join.Behind`).
+        ``workers`` DataLoader processes tokenise. Under torchrun a rank scores the image columns of its own texts
         and the ``t_sim`` of rows whose variant it owns; the caption embeddings those rows need travel
         at the end of each round of batches."""
         ctx, count = self.ctx, len(texts)
         hits = cache.find("text", [content_key(x) for x in texts], images.shape[1]) if cache and ctx.is_main else None
         cached = ctx.broadcast(np.sort(hits.positions) if hits is not None else np.zeros(0, np.int64))
         missing = np.setdiff1d(np.arange(count), cached)
-        batches = [missing[b] for b in length_batches(self._token_lengths(encoder, texts, missing), self.batch_size,
-                                                      encoder.dynamic_padding)]
+        batches = [missing[b] for b in length_batches(self._token_lengths(encoder, texts, missing, workers),
+                                                      self.batch_size, encoder.dynamic_padding)]
         # Run them shortest first (same batches, so the same embeddings): variants are mostly as long as
         # their caption or longer, so a caption waits for its variants rather than many variants for it.
         batches.reverse()
@@ -277,7 +279,8 @@ class _Job:
         exported[left[owner[left] != owner[right]]] = True
         rounds = [batches[start : start + ROUND_BATCHES * ctx.world] for start in range(0, len(batches), ROUND_BATCHES * ctx.world)]
         writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
-        with writer, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
+        inputs = batch_inputs(encoder, texts, [b for round_ in rounds for b in ctx.shard(round_)], workers)
+        with writer, Behind() as behind, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
             outbox = []
             for positions, emb in hits.embeddings() if hits is not None else []:
                 join.add(positions, torch.from_numpy(emb))
@@ -287,25 +290,26 @@ class _Job:
             for batches_of_round in rounds:
                 outbox = []
                 for batch in ctx.shard(batches_of_round):
-                    emb = encoder.encode_texts(encoder.text_batch(encoder.tokenize([texts[p] for p in batch])))
-                    join.add(batch, emb)
+                    emb = encoder.encode_texts(next(inputs))
+                    behind.submit(join.add, batch, emb)
                     if cache is not None:
                         writer.add([content_key(texts[p]) for p in batch], emb.numpy())
                     outbox.append((batch[exported[batch]], emb[torch.from_numpy(exported[batch])].numpy()))
+                behind.settle()
                 self._exchange(join, outbox)
                 bar.update(sum(len(b) for b in batches_of_round))
         values = {name: join.values[name] for name in image_columns}
         values["t_sim"] = join.values["text"]
         return self._collect(values, whose), {"cached": len(cached), "encoded": len(missing)}
 
-    def _token_lengths(self, encoder: Encoder, texts: list[str], positions: np.ndarray) -> np.ndarray:
+    def _token_lengths(self, encoder: Encoder, texts: list[str], positions: np.ndarray, workers: int) -> np.ndarray:
         """Token lengths of ``texts[positions]`` (each rank tokenises a strided share); zeros when the
         model pads to a fixed length (batches then keep position order)."""
         if not encoder.dynamic_padding:
             return np.zeros(len(positions), np.int64)
         share = self.ctx.shard(positions)
         lengths = np.zeros(len(positions), np.int64)
-        for rank, part in enumerate(self.ctx.all_gather(token_lengths(encoder.tokenize, [texts[p] for p in share], self.show))):
+        for rank, part in enumerate(self.ctx.all_gather(token_lengths(encoder, [texts[p] for p in share], self.show, workers))):
             lengths[rank :: self.ctx.world] = part
         return lengths
 

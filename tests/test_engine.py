@@ -234,3 +234,38 @@ def test_join_equals_one_product_in_any_arrival_order():
             join.add(positions, texts[positions])
         assert np.array_equal(join.values["s"], want_image) and np.array_equal(join.values["text"], want_text)
         assert join.held() == 0
+
+
+
+@pytest.mark.parametrize("which", ["openclip", "siglip"])
+def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which, openclip_model, siglip_model):
+    """Under the spawn start method DataLoader workers get a pickled encoder: it travels without its
+    modules and tokenises and pads exactly as the original."""
+    import pickle
+
+    from lgip_metric.models import load_model
+    from lgip_metric.texts import _BatchInputs, _LengthChunks
+
+    encoder = load_model({"openclip": openclip_model, "siglip": siglip_model}[which])
+    travelled = pickle.loads(pickle.dumps(encoder))
+    assert not any(isinstance(v, torch.nn.Module) for v in vars(travelled).values())
+    texts = ["a cat on a mat", "two dogs", "A RED BUS PARKED NEXT TO A TALL BUILDING", "x"] * 3
+    batches = [np.array([0, 2, 5]), np.array([1, 3]), np.arange(6, 12)]
+    for i in range(len(batches)):
+        mine, theirs = _BatchInputs(encoder, texts, batches)[i], _BatchInputs(travelled, texts, batches)[i]
+        assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
+    assert np.array_equal(_LengthChunks(travelled, texts)[0], [len(ids) for ids in encoder.tokenize(texts)])
+
+
+def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
+    from lgip_metric.join import Behind
+
+    seen = []
+    with Behind(depth=2) as behind:
+        for i in range(50):
+            behind.submit(seen.append, i)
+            assert len(behind.pending) <= 2
+    assert seen == list(range(50))
+    with pytest.raises(ZeroDivisionError), Behind() as behind:
+        behind.submit(lambda: 1 / 0)
+        behind.settle()

@@ -41,6 +41,11 @@ class Encoder(ABC):
         self.precision = precision
         self.random_weights = random_weights
 
+    def __getstate__(self) -> dict:
+        """An encoder pickled for a DataLoader worker (spawn start method) travels without its
+        torch modules: workers only preprocess and tokenise."""
+        return {key: value for key, value in self.__dict__.items() if not isinstance(value, torch.nn.Module)}
+
     @cached_property
     def weights_sha256(self) -> str:
         """The weights' identity, hashed on first use only: loading a model for the Space or a
