@@ -544,15 +544,12 @@ def resample_images(n_images: int, n_resamples: int, seed: int):
     """Yield the bootstrap's image indices, ``(chunk, n_images)`` arrays, in order.
 
     Each row is one resample: ``n_images`` images drawn with replacement. Exposed so that tests
-    (and users) can reproduce exactly which images every replicate used. The draws are those of
-    ``rng.integers(0, n_images, size)`` in int64: NumPy draws a range below 2**32 from 32-bit
-    words whatever the integer type, so int32 gives the same indices at half the bytes.
+    (and users) can reproduce exactly which images every replicate used.
     """
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_CELLS // max(n_images, 1))
-    dtype = np.int32 if n_images <= np.iinfo(np.int32).max else np.int64
     for start in range(0, n_resamples, chunk):
-        yield rng.integers(0, n_images, size=(min(chunk, n_resamples - start), n_images), dtype=dtype)
+        yield rng.integers(0, n_images, size=(min(chunk, n_resamples - start), n_images))
 
 
 def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:

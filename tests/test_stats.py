@@ -246,17 +246,6 @@ def test_bootstrap_matches_loop_bootstrap_on_the_same_resampled_images(pair_leve
                                    "unit": "image", "method": "percentile"}
 
 
-def test_resampled_images_are_numpys_int64_draws(monkeypatch):
-    """The resamples are drawn as int32 for speed: they are the draws of ``integers`` in int64."""
-    monkeypatch.setattr(stats, "_CHUNK_CELLS", 1000)  # several chunks of 3 resamples
-    n_images, n_resamples, seed = 300, 20, 7
-    rng = np.random.default_rng(seed)
-    expected = [rng.integers(0, n_images, size=(min(3, n_resamples - start), n_images))
-                for start in range(0, n_resamples, 3)]
-    drawn = list(stats.resample_images(n_images, n_resamples, seed))
-    assert [d.tolist() for d in drawn] == [e.tolist() for e in expected]
-
-
 def test_bootstrap_is_seeded():
     data = random_rows(3, n_images=30)
     first = stats.lgip_statistics(**data, bootstrap=300, seed=1)
