@@ -195,7 +195,11 @@ def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     appearance (one hashed pass)."""
     items = values if values.dtype == object else values.tolist()  # Python objects, read once
     seen = defaultdict(counter().__next__)  # label -> code, in order of first appearance
-    codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
+    try:  # up to 256 labels: a byte per row, the cheapest pass through Python objects
+        codes = np.frombuffer(bytearray(map(seen.__getitem__, items)), dtype=np.uint8)
+    except ValueError:  # a 257th label
+        seen = defaultdict(counter().__next__)
+        codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
     bad = [label for label in seen if not isinstance(label, str)]
     if bad:
         raise LGIPInputError(f"{name} must be strings; row {int(np.argmax(codes == seen[bad[0]]))} is {bad[0]!r}")

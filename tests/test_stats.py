@@ -139,6 +139,21 @@ def test_more_types_than_bits_in_an_integer_match_the_loop_reference(pair_level)
         assert block["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
 
 
+def test_more_than_256_types_match_the_loop_reference():
+    """Types are coded a byte per row up to 256 labels; past that, in 64-bit codes."""
+    many = tuple(f"mine_{i:03d}" for i in range(300))
+    data = random_rows(5, n_images=150, flip_types=many)
+    present = sorted(set(data["variant_types"]))
+    assert len(present) > 256 + 2
+    result = stats.lgip_statistics(**data, extra_types=many, bootstrap=0)
+    assert sorted(result["per_type"]) == present
+    for type_, kind, metric, block in blocks_of(result):
+        if type_ is None or type_ in present[::40]:
+            value, pairs, rows, images = reference_block(data, kind, type_, metric, False)
+            assert block[metric] == pytest.approx(value, abs=1e-12, rel=1e-12)
+            assert block["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_cells_of_contiguous_base_pairs_equal_the_sorted_cells(seed):
     """The bit-set cells of rows whose base pairs are contiguous (in any pair order) equal
