@@ -35,7 +35,7 @@ setup(
         "gradio>=5",
         "inflect>=7",
         "lemminflect>=0.2.3",
-        "numpy>=1.24",
+        "numpy>=2.0",  # lgip_metric.stats uses np.bitwise_count
         "pyarrow>=15",
         "pandas>=2",
         "pillow>=10",

@@ -69,16 +69,20 @@ class LGIPInputError(ValueError):
 class Summary:
     """Per base pair and variant type sums: everything the statistics need from the rows.
 
-    ``count``, ``value`` and ``positive`` have one row per base pair and one column per entry of
-    ``strata`` ((type, kind) pairs). ``value`` sums |s - s'| for paraphrases and s - s† for
-    flips; ``positive`` counts s > s† (flips only). ``original_max`` and ``variant_max`` are the
-    largest s(I,c) and s(I,variant) of each cell (-inf where empty; filled for ``NWAY_TYPES`` only).
+    One entry per cell, a (base pair, stratum) combination with at least one row, in (pair,
+    stratum) order: ``cell_pair`` indexes the base pairs and ``cell_stratum`` the ``strata``
+    ((type, kind) pairs). ``count`` is the cell's rows, ``value`` sums |s - s'| for paraphrases
+    and s - s† for flips; ``positive`` counts s > s† (flips only). ``original_max`` and
+    ``variant_max`` are the largest s(I,c) and s(I,variant) of each cell (-inf outside
+    ``NWAY_TYPES``). Only cells with rows are held: the others would add +0.0 to every sum.
     """
 
     image_keys: np.ndarray  # (G,) image ids, sorted
     pair_image: np.ndarray  # (P,) index into image_keys
     pair_caption: np.ndarray  # (P,) caption id of each base pair
     strata: tuple[tuple[str, str], ...]
+    cell_pair: np.ndarray  # (C,) index into the base pairs, nondecreasing
+    cell_stratum: np.ndarray  # (C,) index into strata
     count: np.ndarray
     value: np.ndarray
     positive: np.ndarray
@@ -92,10 +96,12 @@ class Summary:
 
 @dataclass(frozen=True, eq=False)
 class _Rows:
-    """Encoded rows: base pair and stratum code of every row."""
+    """Encoded rows: stratum and cell code of every row, and the cells' base pair and stratum."""
 
-    pair: np.ndarray
     stratum: np.ndarray
+    cell: np.ndarray
+    cell_pair: np.ndarray
+    cell_stratum: np.ndarray
     strata: tuple[tuple[str, str], ...]
     pair_image: np.ndarray
     pair_caption: np.ndarray
@@ -125,6 +131,8 @@ def score_array(values, name: str) -> np.ndarray:
         array = _as_array(values, name).astype(np.float64, copy=False)
     except (TypeError, ValueError) as err:
         raise LGIPInputError(f"{name} must be numbers: {err}") from None
+    if (np.abs(array) <= MAX_ABS_SCORE).all():  # one pass for valid scores (NaN fails the test too)
+        return array
     bad = ~np.isfinite(array)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
@@ -132,11 +140,9 @@ def score_array(values, name: str) -> np.ndarray:
             f"{name} has {int(bad.sum())} NaN/inf value(s); the first is row {first} ({float(array[first])})"
         )
     huge = np.abs(array) > MAX_ABS_SCORE
-    if huge.any():
-        first = int(np.flatnonzero(huge)[0])
-        raise LGIPInputError(f"{name} has {int(huge.sum())} value(s) beyond ±{MAX_ABS_SCORE:g}; the first is row "
-                             f"{first} ({float(array[first])}); rescale the scores (their differences would overflow)")
-    return array
+    first = int(np.flatnonzero(huge)[0])
+    raise LGIPInputError(f"{name} has {int(huge.sum())} value(s) beyond ±{MAX_ABS_SCORE:g}; the first is row "
+                         f"{first} ({float(array[first])}); rescale the scores (their differences would overflow)")
 
 
 def _check_lengths(**arrays: np.ndarray) -> None:
@@ -151,42 +157,53 @@ def _check_lengths(**arrays: np.ndarray) -> None:
 
 
 def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into the sorted unique ids; non-numeric ids are compared as text."""
-    if _increasing_strings(values):  # already sorted and unique, as ids often are: no text copy
-        return np.arange(values.size, dtype=np.int64), values
-    if values.dtype.kind not in "iub":
-        values = values.astype(str)
-    if values.size and (values[1:] > values[:-1]).all():
-        return np.arange(values.size, dtype=np.int64), values
-    keys, codes = np.unique(values, return_inverse=True)
-    return codes.astype(np.int64, copy=False), keys
+    """Codes into the sorted unique ids; non-numeric ids are compared as text.
 
-
-def _increasing_strings(values: np.ndarray) -> bool:
-    """Whether ``values`` holds Python strings in strictly increasing order.
-
-    One pass over neighbours: the first value is a string, and any other type beside a string
-    fails the comparison with TypeError (then the ids are converted to text, as before).
+    Ids already in order (as a table grouped by image and caption holds them) are coded in a pass
+    or two over neighbours, Python strings without a text copy; others are sorted.
     """
-    if values.dtype != object or not values.size or not isinstance(values[0], str):
+    if _ordered_ids(values, np.greater):  # sorted and unique, as ids often are
+        return np.arange(values.size, dtype=np.int64), values
+    if not _ordered_ids(values, np.greater_equal):
+        if values.dtype.kind not in "iub":
+            values = values.astype(str)
+        if not _ordered_ids(values, np.greater_equal):
+            keys, codes = np.unique(values, return_inverse=True)
+            return codes.astype(np.int64, copy=False), keys
+    first = np.ones(values.size, dtype=bool)  # each id's first row
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return np.cumsum(first) - 1, values[first]
+
+
+def _ordered_ids(values: np.ndarray, order) -> bool:
+    """Whether ``order(next, previous)`` holds for all neighbours in ``values`` (numbers, text, or
+    Python strings).
+
+    An object array qualifies only if it holds Python strings: its first value is one, and any
+    other type beside a string fails the comparison with TypeError.
+    """
+    if values.dtype == object and not (values.size and isinstance(values[0], str)):
         return False
     try:
-        return bool((values[1:] > values[:-1]).all())
+        return bool(order(values[1:], values[:-1]).all())
     except TypeError:
         return False
 
 
 def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
-    """Codes into the sorted labels of a low-cardinality string column (one hashed pass)."""
+    """Codes into the labels of a low-cardinality string column, labels in order of first
+    appearance (one hashed pass)."""
     items = values if values.dtype == object else values.tolist()  # Python objects, read once
     seen = defaultdict(counter().__next__)  # label -> code, in order of first appearance
-    codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
+    try:  # up to 256 labels: a byte per row, the cheapest pass through Python objects
+        codes = np.frombuffer(bytearray(map(seen.__getitem__, items)), dtype=np.uint8)
+    except ValueError:  # a 257th label
+        seen = defaultdict(counter().__next__)
+        codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
     bad = [label for label in seen if not isinstance(label, str)]
     if bad:
         raise LGIPInputError(f"{name} must be strings; row {int(np.argmax(codes == seen[bad[0]]))} is {bad[0]!r}")
-    labels = sorted(seen)
-    rank = {label: code for code, label in enumerate(labels)}
-    return np.array([rank[label] for label in seen], dtype=np.int64)[codes], labels
+    return codes, list(seen)
 
 
 def _names(values, limit: int = 8) -> str:
@@ -210,6 +227,24 @@ def _strata(kinds: np.ndarray, types: np.ndarray, extra_types) -> tuple[np.ndarr
             f"{_names(declared)}; pass the types of your own perturbations in extra_types"
         )
     kind_of = [declared[t] or kinds[int(np.argmax(type_codes == c))] for c, t in enumerate(type_labels)]
+    flip_type = np.array([kind == FLIP for kind in kind_of])
+    if not (set(kind_of) <= set(KINDS) and _kinds_agree(kinds, flip_type[type_codes])):
+        _check_kinds(kinds, types, type_codes, type_labels, kind_of)
+    strata = tuple(sorted(zip(type_labels, kind_of), key=_stratum_order))
+    remap = np.array([strata.index(s) for s in zip(type_labels, kind_of)], dtype=np.int64)
+    return remap[type_codes], strata
+
+
+def _kinds_agree(kinds: np.ndarray, flip_type: np.ndarray) -> bool:
+    """Whether every row's kind is "flip" where ``flip_type`` and "paraphrase" elsewhere (text kinds)."""
+    if kinds.dtype.kind not in "OUT":
+        return False
+    is_flip = kinds == FLIP
+    return bool((is_flip == flip_type).all() and (kinds[~is_flip] == PARAPHRASE).all())
+
+
+def _check_kinds(kinds: np.ndarray, types: np.ndarray, type_codes: np.ndarray, type_labels: list, kind_of: list):
+    """Refuse the first row whose kind is unknown or disagrees with its type's kind (``kind_of``)."""
     expected = np.empty(len(type_labels), dtype=object)
     expected[:] = kind_of
     wrong = np.flatnonzero(kinds != expected[type_codes])
@@ -222,9 +257,6 @@ def _strata(kinds: np.ndarray, types: np.ndarray, extra_types) -> tuple[np.ndarr
             f"row {row} has variant type {type_!r} with kind {kind!r}, but {type_!r} is a "
             f"{expected[type_labels.index(type_)]} type"
         )
-    strata = tuple(sorted(zip(type_labels, kind_of), key=_stratum_order))
-    remap = np.array([strata.index(s) for s in zip(type_labels, kind_of)], dtype=np.int64)
-    return remap[type_codes], strata
 
 
 def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -275,13 +307,37 @@ def _encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, 
     arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = _pairs(labels["caption_ids"], labels["image_ids"])
-    return arrays, _Rows(pair, stratum, strata, pair_image, pair_caption, image_keys)
+    cell, cell_pair, cell_stratum = _cells(pair, stratum, len(pair_caption), len(strata))
+    return arrays, _Rows(stratum, cell, cell_pair, cell_stratum, strata, pair_image, pair_caption, image_keys)
+
+
+def _cells(pair: np.ndarray, stratum: np.ndarray, n_pairs: int, n_strata: int) -> tuple:
+    """Cell code of every row, and each cell's base pair and stratum, cells in (pair, stratum) order.
+
+    A cell is a (base pair, stratum) combination with rows. Where each base pair's rows are
+    contiguous (a table grouped by image and caption), a pair's strata are the bits of one integer
+    and a row's cell is its pair's first cell plus the number of the pair's strata below its own;
+    other rows are sorted.
+    """
+    first = np.ones(pair.size, dtype=bool)  # first row of each run of one base pair
+    np.not_equal(pair[1:], pair[:-1], out=first[1:])
+    runs = np.flatnonzero(first)
+    if runs.size != n_pairs or n_strata > 62:
+        keys, cell = np.unique(pair * n_strata + stratum, return_inverse=True)
+        return cell, keys // n_strata, keys % n_strata
+    bit = np.left_shift(1, stratum)
+    strata = np.empty(n_pairs, dtype=np.int64)  # each base pair's strata, as bits
+    strata[pair[runs]] = np.bitwise_or.reduceat(bit, runs)
+    per_pair = np.bitwise_count(strata).astype(np.int64)
+    cell = (np.cumsum(per_pair) - per_pair)[pair] + np.bitwise_count(strata[pair] & (bit - 1))
+    cell_stratum = np.empty(int(per_pair.sum()), dtype=np.int64)
+    cell_stratum[cell] = stratum
+    return cell, np.repeat(np.arange(n_pairs), per_pair), cell_stratum
 
 
 def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summary:
-    n_pairs, n_strata = len(rows.pair_caption), len(rows.strata)
-    cell = rows.stratum * n_pairs + rows.pair  # stratum-major: each stratum's column is contiguous
-    size = n_pairs * n_strata
+    """Per cell sums of ``rows``: the rows of a cell are added in row order."""
+    n_cells = len(rows.cell_pair)
     is_flip = np.array([kind == FLIP for _, kind in rows.strata])[rows.stratum]
     diff = original - variant
     value = np.where(is_flip, diff, np.abs(diff))
@@ -292,17 +348,14 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
         pair_image=rows.pair_image,
         pair_caption=rows.pair_caption,
         strata=rows.strata,
-        count=_by_pair(np.bincount(cell, minlength=size), n_strata),
-        value=_by_pair(np.bincount(cell, weights=value, minlength=size), n_strata),
-        positive=_by_pair(np.bincount(cell, weights=positive, minlength=size), n_strata),
-        original_max=_by_pair(_cell_max(cell[nway], original[nway], size), n_strata),
-        variant_max=_by_pair(_cell_max(cell[nway], variant[nway], size), n_strata),
+        cell_pair=rows.cell_pair,
+        cell_stratum=rows.cell_stratum,
+        count=np.bincount(rows.cell, minlength=n_cells),
+        value=np.bincount(rows.cell, weights=value, minlength=n_cells),
+        positive=np.bincount(rows.cell, weights=positive, minlength=n_cells),
+        original_max=_cell_max(rows.cell[nway], original[nway], n_cells),
+        variant_max=_cell_max(rows.cell[nway], variant[nway], n_cells),
     )
-
-
-def _by_pair(cells: np.ndarray, n_strata: int) -> np.ndarray:
-    """The (base pairs, strata) matrix of stratum-major cells, as a view whose columns are contiguous."""
-    return cells.reshape(n_strata, -1).T
 
 
 def _cell_max(cell: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
@@ -345,27 +398,32 @@ def merge(*summaries: Summary) -> Summary:
     images = np.concatenate([s.image_keys[s.pair_image] for s in summaries])
     captions = np.concatenate([s.pair_caption for s in summaries])
     pair, pair_image, pair_caption, image_keys = _pairs(captions, images)
-    cells, counts, values, positives, original_max, variant_max = [], [], [], [], [], []
-    for summary, offset in zip(summaries, np.cumsum([0] + [len(s.pair_caption) for s in summaries])):
-        columns = np.array([strata.index(s) for s in summary.strata])
-        codes = pair[offset : offset + len(summary.pair_caption)]
-        cells.append((columns[None, :] * len(pair_caption) + codes[:, None]).ravel())
-        counts.append(summary.count.ravel())
-        values.append(summary.value.ravel())
-        positives.append(summary.positive.ravel())
-        original_max.append(summary.original_max.ravel())
-        variant_max.append(summary.variant_max.ravel())
-    cell, size, n_strata = np.concatenate(cells), len(pair_caption) * len(strata), len(strata)
+    offsets = np.cumsum([0] + [len(s.pair_caption) for s in summaries])
+    cell_pair = np.concatenate([pair[offset + s.cell_pair] for s, offset in zip(summaries, offsets)])
+    cell_stratum = np.concatenate([np.array([strata.index(t) for t in s.strata], dtype=np.int64)[s.cell_stratum]
+                                   for s in summaries])
+    # the summaries' cells are the rows of the merged summary: a cell's parts are added in summary order
+    cell, cell_pair, cell_stratum = _cells(cell_pair, cell_stratum, len(pair_caption), len(strata))
+    n_cells = len(cell_pair)
+
+    def total(field: str) -> np.ndarray:
+        return np.bincount(cell, weights=np.concatenate([getattr(s, field) for s in summaries]), minlength=n_cells)
+
+    def largest(field: str) -> np.ndarray:
+        return _cell_max(cell, np.concatenate([getattr(s, field) for s in summaries]), n_cells)
+
     return Summary(
         image_keys=image_keys,
         pair_image=pair_image,
         pair_caption=pair_caption,
         strata=strata,
-        count=_by_pair(np.bincount(cell, weights=np.concatenate(counts), minlength=size), n_strata).astype(np.int64),
-        value=_by_pair(np.bincount(cell, weights=np.concatenate(values), minlength=size), n_strata),
-        positive=_by_pair(np.bincount(cell, weights=np.concatenate(positives), minlength=size), n_strata),
-        original_max=_by_pair(_cell_max(cell, np.concatenate(original_max), size), n_strata),
-        variant_max=_by_pair(_cell_max(cell, np.concatenate(variant_max), size), n_strata),
+        cell_pair=cell_pair,
+        cell_stratum=cell_stratum,
+        count=total("count").astype(np.int64),
+        value=total("value"),
+        positive=total("positive"),
+        original_max=largest("original_max"),
+        variant_max=largest("variant_max"),
     )
 
 
@@ -414,55 +472,72 @@ def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np
     with multiplicities w gives w @ numerator / w @ denominator.
     """
     columns, numerators, denominators, support = [], [], [], []
-    n_images = len(summary.image_keys)
-    matrices = (summary.count, summary.value, summary.positive)
-    by_stratum = _image_sums(*(m.T for m in matrices), summary.pair_image, n_images, pair_level)
-    for type_, kind, strata in _blocks(summary):
+    n_images, n_strata = len(summary.image_keys), len(summary.strata)
+    bins = summary.cell_stratum * n_images + summary.pair_image[summary.cell_pair]  # (stratum, image) of each cell
+    by_stratum = _image_sums(bins, summary.count, summary.value, summary.positive, n_strata, n_images, pair_level)
+    blocks = _blocks(summary)
+    pooled = iter(_pooled_image_sums(summary, [strata for _, _, strata in blocks if len(strata) > 1], pair_level))
+    wins = None  # SNARE n-way, per stratum and image: base pairs whose caption beats every scramble
+    if any(type_ in NWAY_TYPES for type_, _ in summary.strata):
+        wins = np.bincount(bins, weights=summary.original_max > summary.variant_max, minlength=n_strata * n_images)
+    for type_, kind, strata in blocks:
         if len(strata) == 1:
             image_pairs, image_rows, *sums = (m[strata[0]] for m in by_stratum)
         else:
-            block = (_block_sum(m, strata)[None] for m in matrices)
-            image_pairs, image_rows, *sums = (m[0] for m in _image_sums(*block, summary.pair_image, n_images,
-                                                                          pair_level))
+            image_pairs, image_rows, *sums = next(pooled)
         for metric, numerator in zip(METRICS[kind], sums):
             numerators.append(numerator)
             denominators.append(image_rows if pair_level else image_pairs)
             columns.append((type_, kind, metric))
             support.append((image_pairs, image_rows))
-        if type_ in NWAY_TYPES:  # SNARE n-way: the caption beats every scramble of this type
-            column = strata[0]
-            wins = (summary.count[:, column] > 0) & (summary.original_max[:, column] > summary.variant_max[:, column])
-            numerators.append(np.bincount(summary.pair_image, weights=wins, minlength=n_images))
+        if type_ in NWAY_TYPES:
+            numerators.append(wins.reshape(n_strata, n_images)[strata[0]])
             denominators.append(image_pairs)
             columns.append((type_, kind, NWAY))
             support.append((image_pairs, image_rows))
     return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
 
 
-def _image_sums(count, value, positive, pair_image: np.ndarray, n_images: int, pair_level: bool) -> tuple:
-    """Per image sums of per base pair sums, one row per block (the rows of the (blocks, pairs) inputs).
+def _image_sums(bins, count, value, positive, n_blocks: int, n_images: int, pair_level: bool) -> tuple:
+    """Per image sums of per base pair sums, one row per block.
 
-    Returns (blocks, images) float arrays: base pairs with rows, variant rows, and the numerators of
-    the value and positive statistics (sums, or per-pair means unless ``pair_level``). Only cells
-    with rows are visited: the others would add +0.0, which leaves every sum as it is.
+    The inputs hold one entry per (block, base pair) with rows, base pairs ascending within a
+    block; ``bins`` is block * n_images + the pair's image. Returns (blocks, images) float arrays:
+    base pairs with rows, variant rows, and the numerators of the value and positive statistics
+    (sums, or per-pair means unless ``pair_level``).
     """
-    filled = np.flatnonzero(count != 0)  # on booleans: a branch-free pass, several times faster
-    block, pair = np.divmod(filled, count.shape[1])
-    cell = block * n_images + pair_image[pair]
-
     def per_image(weights=None):
-        return np.bincount(cell, weights=weights, minlength=count.shape[0] * n_images).reshape(-1, n_images)
+        return np.bincount(bins, weights=weights, minlength=n_blocks * n_images).reshape(-1, n_images)
 
-    rows = count.ravel()[filled]
-    sums = (value.ravel()[filled], positive.ravel()[filled])
-    if not pair_level:
-        sums = tuple(total / rows for total in sums)
-    return (per_image().astype(np.float64), per_image(rows), *map(per_image, sums))
+    sums = (value, positive) if pair_level else (value / count, positive / count)
+    return (per_image().astype(np.float64), per_image(count), *map(per_image, sums))
 
 
-def _block_sum(matrix: np.ndarray, strata: list[int]) -> np.ndarray:
-    """Per base pair sum over the columns ``strata`` of a summary matrix (a view for one column)."""
-    return matrix[:, strata[0]] if len(strata) == 1 else matrix[:, strata].sum(axis=1)
+def _pooled_image_sums(summary: Summary, blocks: list[list[int]], pair_level: bool) -> list[tuple]:
+    """``_image_sums`` of each block of several strata (ascending): per base pair sums over the
+    block's strata, added in stratum order, then per image. Blocks without a shared stratum take
+    one pass together."""
+    n_pairs, n_images, out = len(summary.pair_caption), len(summary.image_keys), {}
+    while len(out) < len(blocks):
+        group, used = [], set()
+        for b, strata in enumerate(blocks):
+            if b not in out and used.isdisjoint(strata):
+                group.append(b)
+                used.update(strata)
+        block_of = np.full(len(summary.strata), -1)
+        for j, b in enumerate(group):
+            block_of[blocks[b]] = j
+        which = block_of[summary.cell_stratum]
+        cells = np.flatnonzero(which >= 0)
+        key, size = which[cells] * n_pairs + summary.cell_pair[cells], len(group) * n_pairs  # (block, pair)
+        count = np.bincount(key, weights=summary.count[cells], minlength=size)
+        filled = np.flatnonzero(count)
+        value, positive = (np.bincount(key, weights=m[cells], minlength=size)[filled]
+                           for m in (summary.value, summary.positive))
+        bins = filled // n_pairs * n_images + summary.pair_image[filled % n_pairs]
+        sums = _image_sums(bins, count[filled], value, positive, len(group), n_images, pair_level)
+        out.update({b: tuple(m[j] for m in sums) for j, b in enumerate(group)})
+    return [out[b] for b in range(len(blocks))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,8 +596,9 @@ def check_options(bootstrap: int, confidence: float) -> None:
 
 
 def _require_both_kinds(summary: Summary) -> None:
+    present = {summary.strata[i][1] for i in np.flatnonzero(np.bincount(summary.cell_stratum))}  # cells have rows
     for kind, what in ((FLIP, "E_sens and PR"), (PARAPHRASE, "E_inv")):
-        if not any(k == kind and summary.count[:, i].any() for i, (_, k) in enumerate(summary.strata)):
+        if kind not in present:
             raise LGIPInputError(f"the {kind} set is empty: no row has kind {kind!r}, so {what} cannot be computed")
 
 

@@ -65,11 +65,20 @@ def blocks_of(result: dict):
 # Point estimates and counts
 
 
+def grouped(data: dict) -> dict:
+    """The rows of ``data`` grouped by image and caption, as a score table holds them (each base
+    pair's rows contiguous: the statistics' fast path; shuffled rows take the sorting path)."""
+    order = sorted(range(len(data["caption_ids"])), key=lambda i: (data["image_ids"][i], data["caption_ids"][i]))
+    return {name: [values[i] for i in order] for name, values in data.items()}
+
+
 @pytest.mark.parametrize("pair_level", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_point_estimates_and_counts_match_loop_reference(seed, pair_level):
+@pytest.mark.parametrize("rows", ["shuffled", "grouped"])
+def test_point_estimates_and_counts_match_loop_reference(seed, pair_level, rows):
     flip_types = FLIP_TYPES if seed % 3 else ("object", "color")  # a missing type
     data = random_rows(seed, flip_types=flip_types, int_ids=seed % 2 == 1)
+    data = grouped(data) if rows == "grouped" else data
     result = stats.lgip_statistics(**data, pair_level=pair_level, bootstrap=0)
     assert result["averaging"] == ("pair_level" if pair_level else "base_pair")
     present = set(data["variant_types"])
@@ -115,6 +124,50 @@ def test_extra_types_are_reported_per_type_with_their_kind():
     value, *_ = reference_block(data, "flip", "my_flip", "PR", False)
     assert result["per_type"]["my_flip"]["PR"] == pytest.approx(value, abs=1e-12)
     assert n == len(data["variant_types"])
+
+
+@pytest.mark.parametrize("pair_level", [False, True])
+def test_more_types_than_bits_in_an_integer_match_the_loop_reference(pair_level):
+    """70 flip types: the cells of grouped rows no longer fit one integer's bits and are sorted."""
+    many = tuple(f"mine_{i:02d}" for i in range(70))
+    data = grouped(random_rows(4, n_images=60, flip_types=many))
+    result = stats.lgip_statistics(**data, extra_types=many, pair_level=pair_level, bootstrap=0)
+    assert len(result["per_type"]) > 62
+    for type_, kind, metric, block in blocks_of(result):
+        value, pairs, rows, images = reference_block(data, kind, type_, metric, pair_level)
+        assert block[metric] == pytest.approx(value, abs=1e-12, rel=1e-12)
+        assert block["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
+
+
+def test_more_than_256_types_match_the_loop_reference():
+    """Types are coded a byte per row up to 256 labels; past that, in 64-bit codes."""
+    many = tuple(f"mine_{i:03d}" for i in range(300))
+    data = random_rows(5, n_images=150, flip_types=many)
+    present = sorted(set(data["variant_types"]))
+    assert len(present) > 256 + 2
+    result = stats.lgip_statistics(**data, extra_types=many, bootstrap=0)
+    assert sorted(result["per_type"]) == present
+    for type_, kind, metric, block in blocks_of(result):
+        if type_ is None or type_ in present[::40]:
+            value, pairs, rows, images = reference_block(data, kind, type_, metric, False)
+            assert block[metric] == pytest.approx(value, abs=1e-12, rel=1e-12)
+            assert block["counts"][metric] == {"base_pairs": pairs, "variant_rows": rows, "images": images}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cells_of_contiguous_base_pairs_equal_the_sorted_cells(seed):
+    """The bit-set cells of rows whose base pairs are contiguous (in any pair order) equal
+    ``np.unique``'s: same cell of every row, cells in (pair, stratum) order."""
+    rng = np.random.default_rng(seed)
+    n_pairs, n_strata = 300, int(rng.integers(1, 63))
+    per_pair = rng.integers(1, 9, n_pairs)
+    pair = np.repeat(rng.permutation(n_pairs), per_pair)
+    stratum = rng.integers(0, n_strata, pair.size)
+    cell, cell_pair, cell_stratum = stats._cells(pair, stratum, n_pairs, n_strata)
+    keys, expected = np.unique(pair * n_strata + stratum, return_inverse=True)
+    assert cell.tolist() == expected.tolist()
+    assert cell_pair.tolist() == (keys // n_strata).tolist()
+    assert cell_stratum.tolist() == (keys % n_strata).tolist()
 
 
 def _only_types(data: dict, types) -> dict:
@@ -238,10 +291,15 @@ def test_bootstrap_interval_covers_the_truth_about_95_percent_of_the_time():
 # Summaries of row shards merge into the summary of all rows (distributed-style evaluation)
 
 
-def test_statistics_of_merged_shards_equal_statistics_of_all_rows():
+@pytest.mark.parametrize("split", ["rows", "images"])
+def test_statistics_of_merged_shards_equal_statistics_of_all_rows(split):
     data = random_rows(21, n_images=40)
     n = len(data["caption_ids"])
-    shard = np.random.default_rng(0).integers(0, 3, n)  # base pairs split across shards
+    if split == "rows":
+        shard = np.random.default_rng(0).integers(0, 3, n)  # base pairs split across shards
+    else:  # shards of whole images, grouped: the merged cells are contiguous per base pair
+        data = grouped(data)
+        shard = np.searchsorted(np.unique(data["image_ids"])[[13, 27]], data["image_ids"], side="right")
     summaries = [stats.summarize(**{f: [data[f][i] for i in np.flatnonzero(shard == s)] for f in FIELDS})
                  for s in range(3)]
     merged = stats.statistics(summaries[0].merge(*summaries[1:]), bootstrap=200, seed=4)

@@ -70,9 +70,9 @@ def caption_metrics(scored: Scored, result: PerturbResult) -> dict:
     summary = stats.summarize(np.full(len(rows), scored.original), scored.variants, [v.kind for v in rows],
                               [v.type for v in rows], one_pair, one_pair)
     values = stats.statistics(summary, bootstrap=0, require_both_kinds=False)
-    flips = stats.headline_columns(summary.strata, stats.FLIP)
+    flips = np.isin(summary.cell_stratum, stats.headline_columns(summary.strata, stats.FLIP))  # the pair's cells
     out = {"E_inv": values["E_inv"], "paraphrases": _rows(values, "E_inv"), "gap": values["E_sens"],
-           "PR": values["PR"], "flips": _rows(values, "PR"), "caught": int(summary.positive[0, flips].sum()),
+           "PR": values["PR"], "flips": _rows(values, "PR"), "caught": int(summary.positive[flips].sum()),
            "per_type": {}}
     for type_, block in values["per_type"].items():
         if block["kind"] == stats.FLIP:
