@@ -28,10 +28,11 @@ def is_title(word: str) -> bool:
 
 
 def capitalized(word: str) -> str:
-    """``word`` with its first letter upper-case, unless that letter has no one-letter capital
-    ("ß" -> "SS"): then as is, since the change would also change the word's spelling."""
+    """``word`` with its first letter upper-case, unless that letter has no capital that lower-cases
+    back to it ("ß" -> "SS", the micro sign "µ" -> Greek "Μ" -> "μ"): then as is, since the change
+    would also change the word's spelling."""
     first = word[:1].upper()
-    return first + word[1:] if len(first) == len(word[:1]) else word
+    return first + word[1:] if first.lower() == word[:1].lower() else word
 
 
 def match_case(model: str, word: str, *, sentence_start: bool = False, shouting: bool = False) -> str:
