@@ -99,7 +99,10 @@ def _stands_alone(ctx: CaptionContext, end: int) -> bool:
 
 def place_sites(ctx: CaptionContext) -> list[PlaceSite]:
     """Every place noun with an article that stands alone and is its group's only mention, with the
-    groups of its class that neither it nor any other place of the caption excludes."""
+    groups of its class that neither it nor any other place of the caption excludes (computed once
+    per caption: the plausibility targets and the place flips both ask)."""
+    if "place_sites" in ctx.memo:
+        return ctx.memo["place_sites"]
     places = load_places()
     found, i = [], 0
     while i < len(ctx.tokens):
@@ -120,4 +123,5 @@ def place_sites(ctx: CaptionContext) -> list[PlaceSite]:
                         and g not in places.near[group] and not places.near[g] & set(groups))
         if targets:
             sites.append(PlaceSite(first, end, group, targets))
+    ctx.memo["place_sites"] = sites
     return sites

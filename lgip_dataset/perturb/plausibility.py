@@ -111,9 +111,15 @@ def caption_words(ctx: CaptionContext, first: int, end: int) -> tuple[str, ...]:
     return tuple(words)
 
 
+@lru_cache(maxsize=1)
+def _place_word_keys() -> frozenset[str]:
+    """Caption-word keys of the one-word places."""
+    return frozenset("*" + w[0] for w in load_places().group_of if len(w) == 1)
+
+
 def scene_nouns(words: tuple[str, ...]) -> tuple[str, ...]:
     """The nouns and places among caption-word keys (:func:`caption_words`)."""
-    places = {"*" + w[0] for w in load_places().group_of if len(w) == 1}
+    places = _place_word_keys()
     return tuple(w for w in words if w.startswith("*n:") or w in places)
 
 

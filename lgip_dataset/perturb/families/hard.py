@@ -165,14 +165,14 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
     original = key(ctx, candidates[0].original)
     context = context_words(ctx, first, end, original[0])
     words = caption_words(ctx, first, end)
-    scene = scene_nouns(words)
+    scene = scene_nouns(words) if SCENE[name] else ()
     tiers: dict[int, list] = {}
     for variant in candidates:
         kin = kin_of(ctx, variant, first, end)
         if kin is None:
             continue
         target = key(ctx, variant.replacement)
-        if SCENE[name] and not scorer.scene_attested(target, scene):
+        if not scorer.scene_attested(target, scene):
             continue
         fit, typical = scorer.context_fit(target, original, context), scorer.typicality(target, original, words)
         person = _persons(ctx, original, target)
