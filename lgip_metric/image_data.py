@@ -15,6 +15,7 @@ from lgip_dataset.image_cells import ImageCells
 from lgip_dataset.images import ImageError, decode_image
 
 Batch = dict[str, torch.Tensor]
+PREFETCH_BATCHES = 4  # batches each DataLoader worker makes ahead (images here, texts in lgip_metric.texts)
 
 
 def cell_image(cell: dict | None) -> Image.Image:
@@ -61,5 +62,5 @@ def image_loader(rows: ImageRows, batches: list[list[int]], num_workers: int, pi
         collate_fn=collate,
         pin_memory=pin_memory,
         persistent_workers=False,
-        prefetch_factor=4 if num_workers else None,
+        prefetch_factor=PREFETCH_BATCHES if num_workers else None,
     )

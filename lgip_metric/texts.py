@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from lgip_metric.image_data import PREFETCH_BATCHES
 from lgip_metric.models.base import Batch, Encoder
 
 TOKENIZE_CHUNK = 4096
@@ -48,7 +49,7 @@ class _BatchInputs(torch.utils.data.Dataset):
 def _loader(items: torch.utils.data.Dataset, num_workers: int, pin_memory: bool = False) -> torch.utils.data.DataLoader:
     """The items in order, made by ``num_workers`` processes (0: in this one)."""
     return torch.utils.data.DataLoader(items, batch_size=None, num_workers=num_workers, pin_memory=pin_memory,
-                                       prefetch_factor=4 if num_workers else None)
+                                       prefetch_factor=PREFETCH_BATCHES if num_workers else None)
 
 
 def token_lengths(encoder: Encoder, texts: Sequence[str], show: bool, num_workers: int = 0) -> np.ndarray:
