@@ -15,8 +15,8 @@ from lgip_dataset.perturb.families import hard, hard_sites
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.places import load_places, place_sites
 from lgip_dataset.perturb.plausibility import (
-    Counts, FoldedCounts, Plausibility, attach, build_counts, context_words, count_captions, image_fold, scene_nouns,
-    shipped_counts,
+    Counts, FoldedCounts, Plausibility, attach, build_counts, context_words, count_captions, image_fold,
+    modifying_colours, scene_nouns, shipped_counts,
 )
 from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, group_of, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom
@@ -120,6 +120,9 @@ def _scorer(deltas: dict[str, float], fits: dict[str, float]):
         def __init__(self):
             super().__init__(Counts())
 
+        def informative(self, original, context):
+            return context
+
         def context_fit(self, target, original, context):
             return fits[LEX.groups[target.split(":", 1)[1]].singular]
 
@@ -173,12 +176,14 @@ def test_each_fold_sees_exactly_the_other_folds_captions():
 
 def test_a_captions_own_fold_never_picks_its_flips():
     """The caption's image is in fold A. Captions of fold A attest "sheep" grazing, the other fold
-    only "horse": the flip can only be the horse, and the sheep's captions change nothing."""
+    only "horse" (and the "dog" itself): the flip can only be the horse, and the sheep's captions
+    change nothing."""
     mine, other = FOLD_IDS[0], FOLD_IDS[1]
     caption = "A dog grazing in a field."
 
     def flips(extra_own: int) -> list[Variant]:
-        corpus = [(other, "A horse grazing in a field.")] * 3 + [(mine, "A sheep grazing in a field.")] * extra_own
+        corpus = ([(other, "A horse grazing in a field."), (other, "A dog grazing in a field.")] * 3
+                  + [(mine, "A sheep grazing in a field.")] * extra_own)
         folded = FoldedCounts()
         folded += count_captions(corpus, LEX)
         perturber = Perturber(k_same=0, k_diff=6, families="hard_object", plausibility=folded)
@@ -298,6 +303,29 @@ SLOT_COUNTS = Counts(pairs=Counter({
 ])
 def test_a_replacement_fits_a_slot_attested_nearly_as_often_as_the_original(target, original, word, fits):
     assert Plausibility(SLOT_COUNTS).fits(target, original, word) is fits
+
+
+def test_only_the_preposition_and_the_words_seen_with_the_original_are_informative():
+    scorer = Plausibility(SLOT_COUNTS)
+    # "<hanging" (40) and ">tall" (5) are seen with the tree; "<metallic" never; a preposition always counts
+    assert scorer.informative("n:tree", ("<hanging", "<metallic", "<@on", ">tall")) == ("<hanging", "<@on", ">tall")
+    assert scorer.informative("n:banana", ("<metallic", "<hanging")) == ("<hanging",)  # seen once: too few
+    assert scorer.informative("n:dog", ("<hanging",)) == ()
+
+
+def test_a_colour_modifying_the_site_must_be_seen_with_the_replacement():
+    counts = Counts(pairs=Counter({("c:green", ">field"): 5, ("c:green", ">park"): 3, ("c:green", ">beach"): 1,
+                                   ("c:brown", ">n:horse"): 9, ("c:brown", ">n:dog"): 4, ("c:white", ">n:dog"): 7,
+                                   ("c:white", ">living"): 2}))
+    scorer = Plausibility(counts)
+    assert scorer.colours_attested("p:park", ("c:green",)) and not scorer.colours_attested("p:beach", ("c:green",))
+    assert scorer.colours_attested("n:dog", ("c:brown", "c:white")) and not scorer.colours_attested("n:zebra", ("c:brown",))
+    assert scorer.colours_attested("p:living room", ("c:white",)) and scorer.colours_attested("n:zebra", ())
+    ctx = CaptionContext("A brown and white dog laying on a green field.", LEX)
+    dog = next(u.start for u in ctx.units.values() if u.form.group == "dog")
+    field = next(site.first for site in place_sites(ctx))
+    assert modifying_colours(ctx, dog) == ("c:brown", "c:white") and modifying_colours(ctx, field) == ("c:green",)
+    assert modifying_colours(ctx, 0) == ()
 
 
 def test_context_fit_is_the_share_of_context_words_that_take_the_replacement():
@@ -456,6 +484,9 @@ NEVER = [
     ("A man wearing cowboy gear is sitting on a horse.", "horse", {"dog", "cat", "sheep", "bear"}),  # "on a"
     ("A group of people on horses on a beach.", "horses", {"dogs", "cats", "birds"}),
     ("The people are sitting outside under a large umbrella.", "umbrella", {"suitcase", "kite", "table"}),
+    ("A woman holding a baby next to a caged bird.", "bird", None),  # "caged": never seen with a bird
+    ("A woman and a young girl holding a kite on a green field.", "field", {"beach", "desert", "sand", "snow"}),
+    ("A large brown horse standing in a field.", "horse", {"zebra", "sheep"}),  # colours seen with it
 ]
 
 
@@ -468,13 +499,15 @@ def test_hard_flips_never_choose(caption, original, never):
         assert not {f.replacement.lower() for f in flips} & never, flips
 
 
-# Hand-written captions with the hard flips of the new sites that the shipped statistics choose.
+# Hand-written captions with hard flips that the shipped statistics choose.
 EXPECTED = [
     ("A dog is sleeping on a couch in a kitchen.", "A dog is sleeping on a couch in a living room."),
     ("Three people sitting on a bench near a lake.", "Three people sitting on a bench near an ocean."),
     ("A horse grazing in a field.", "Two horses grazing in a field."),
     ("A dog playing with a frisbee.", "Two dogs playing with a frisbee."),
     ("A woman holding a white umbrella in the rain.", "A man holding a white umbrella in the rain."),
+    # "curled" is never seen with a couch: it neither blocks the bed nor decides alone
+    ("A dog curled up on a couch with blankets and pillows.", "A dog curled up on a bed with blankets and pillows."),
 ]
 
 

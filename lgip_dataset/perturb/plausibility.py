@@ -13,7 +13,9 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   least ``MIN_COOCCURRENCE`` times and, relative to each target's own frequency, at least
   ``MIN_RATIO`` times as often as with the original ("grazing" takes "n:cow" about as often as
   "n:sheep", not "n:knife"; "hanging on" takes "n:banana" far less often than "n:tree";
-  "c:purple" is not attested with "n:horse").
+  "c:purple" is not attested with "n:horse"). A noun or a place is asked only about its
+  *informative* context words (:meth:`Plausibility.informative`): its preposition, and the words
+  seen with the original itself.
 * **caption typicality** (:meth:`Plausibility.typicality`): every content word of the caption,
   wherever it stands (key side ``*``), counted with each target, so that a word far from the slot
   still speaks ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
@@ -101,6 +103,15 @@ def context_words(ctx: CaptionContext, first: int, end: int, target: str) -> tup
         prep = preposition_before(ctx, first)
         return words + ((f"<@{prep}",) if prep else ())
     return tuple(scan(range(end, min(end + 3, len(ctx.tokens))), 1, ">"))
+
+
+def modifying_colours(ctx: CaptionContext, first: int) -> tuple[str, ...]:
+    """Keys of the colours that modify the noun or place at token ``first`` ("a green field",
+    "a black and white dog"), each counted with it as a colour's context word."""
+    lex, key = ctx.lex, ">" + _word_key(ctx, first)
+    return tuple(f"c:{lex.color_group[ctx.tokens[i].low]}" for i in range(max(first - 3, 0), first)
+                 if ctx.tokens[i].low in lex.color_group and is_color_use(ctx, i)
+                 and context_words(ctx, i, i + 1, "c") == (key,))
 
 
 def caption_words(ctx: CaptionContext, first: int, end: int) -> tuple[str, ...]:
@@ -202,6 +213,22 @@ class Plausibility:
         places) was seen in a caption with ``target`` at least MIN_SCENE times: "horse" is never
         seen with "stove", nor "zebra" with "harbor"."""
         return all(self.counts.pairs[(target, w)] >= MIN_SCENE for w in nouns)
+
+    def informative(self, original: str, context: tuple[str, ...]) -> tuple[str, ...]:
+        """The words of a noun's or a place's ``context`` (:func:`context_words`) that say what its
+        slot takes: the preposition before it ("sitting on a horse", never "on a dog"), and each
+        content word seen with ``original`` at least MIN_COOCCURRENCE times. A word the statistics
+        never or once saw with the original itself ("curled up on a couch", "a caged bird") tells
+        nothing about its slot, and asking the replacement to be attested with it only rejects
+        sound flips ("curled up on a bed")."""
+        return tuple(w for w in context if w[1] == "@" or self.counts.pairs[(original, w)] >= MIN_COOCCURRENCE)
+
+    def colours_attested(self, target: str, colours: tuple[str, ...]) -> bool:
+        """True when each of ``colours`` (:func:`modifying_colours`) was seen modifying ``target`` (a
+        noun or place key) at least MIN_COOCCURRENCE times: "a green field" may become "a green
+        park", never "a green beach"; "a brown horse" never "a brown zebra"."""
+        word = ">" + (target if target.startswith("n:") else target[2:].split()[0])  # a place by its first word
+        return all(self.counts.pairs[(colour, word)] >= MIN_COOCCURRENCE for colour in colours)
 
     def fits(self, target: str, original: str, word: str) -> bool:
         """True when the context word ``word`` of ``original`` takes ``target`` too: the pair seen at

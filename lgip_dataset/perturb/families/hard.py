@@ -15,7 +15,10 @@ keeps one candidate per site, chosen with the caption's statistics
    "metallic", the preposition of a place) must take the replacement in the original's slot, as
    attested in COCO captions relative to the original (:meth:`Plausibility.fits`: "grazing" takes
    animals, "hanging on the" takes trees, not cameras; a colour must be attested for its noun,
-   "purple horse" is not); a man may become a woman without a slot ("riding a wave"). A noun or
+   "purple horse" is not); for a noun or a place, only the words that say what its slot takes
+   (:meth:`Plausibility.informative`: the preposition, and the words seen with the original
+   itself), so a word the statistics barely know ("curled up on a couch") neither blocks a sound
+   flip nor lets one through alone; a man may become a woman without a slot ("riding a wave"). A noun or
    place must also be seen with every other noun and place of the caption
    (:meth:`Plausibility.scene_attested`: no horse held in front of a stove, no zebras near a
    harbor) and leave the whole caption about as typical of it as of the original
@@ -41,7 +44,7 @@ from lgip_dataset.perturb import plausibility
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families import colors, counts, hard_sites, objects
 from lgip_dataset.perturb.places import load_places
-from lgip_dataset.perturb.plausibility import attached, caption_words, context_words, scene_nouns
+from lgip_dataset.perturb.plausibility import attached, caption_words, context_words, modifying_colours, scene_nouns
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom
 from lgip_dataset.perturb.variant import Variant
@@ -62,7 +65,7 @@ MARGIN = 1.0  # candidates this much more likely than the caption (in nats) are 
 # count words differ little in context, and text alone reads "A dog" as likelier than "Two dogs", so a count
 # flip must stay closer to the caption's likelihood
 MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
-VERSION = "1.2.0"
+VERSION = "1.3.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -164,15 +167,18 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
         return None
     original = key(ctx, candidates[0].original)
     context = context_words(ctx, first, end, original[0])
+    if original[0] in "np":
+        context = scorer.informative(original, context)
     words = caption_words(ctx, first, end)
     scene = scene_nouns(words) if SCENE[name] else ()
+    colours = modifying_colours(ctx, first) if name == "hard_object" else ()
     tiers: dict[int, list] = {}
     for variant in candidates:
         kin = kin_of(ctx, variant, first, end)
         if kin is None:
             continue
         target = key(ctx, variant.replacement)
-        if not scorer.scene_attested(target, scene):
+        if not (scorer.scene_attested(target, scene) and scorer.colours_attested(target, colours)):
             continue
         fit, typical = scorer.context_fit(target, original, context), scorer.typicality(target, original, words)
         person = _persons(ctx, original, target)
@@ -204,6 +210,8 @@ def hard_flip_provenance() -> dict:
     tiers = {name: [{"kin": kin, "least_context_words": least, "least_context_fit": fit, "least_typicality": typical}
                     for kin, least, fit, typical in rules] for name, rules in TIERS.items()}
     return {"tiers": tiers, "scene": SCENE, "person_min_typicality": PERSON_MIN_TYPICALITY, "margin": MARGIN,
+            "context_words": "a noun's or a place's preposition and the content words seen with the original "
+                             "at least min_cooccurrence times; a colour's or a count's noun",
             "max_drop": MAX_DROP,
             **plausibility.provenance()}
 
