@@ -33,9 +33,9 @@ def blind_summary(folder: Path) -> dict:
     summary["hard_coverage"] = {"captions_with_hard_flip": int(with_hard), "captions": len(captions),
                                 "share": with_hard / len(captions)}
     for name, model in (("bigram", BigramKN), ("trigram", TrigramKN)):
-        original, variant = np.zeros(len(pairs)), np.zeros(len(pairs))  # paraphrase rows: unused by PR
-        is_flip = (pairs["kind"] == schema.FLIP).to_numpy()
-        original[is_flip], variant[is_flip] = blind.lm_scores(flips, model)
+        # every row, as `lgip evaluate` does: the LMs learn from every caption of the fold, not only from
+        # the captions that have a flip, so one family's blind PR does not depend on the others chosen
+        original, variant = blind.lm_scores(pairs, model)
         rates = blind.positive_rates(pairs, original, variant, bootstrap=0)
         summary[name] = {"paper_flips": rates["headline"]["PR"], "hard": rates.get(stats.HARD, {}).get("PR"),
                          "per_type": {t: b["PR"] for t, b in rates["per_type"].items()}}
