@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import count as counter
 
@@ -59,6 +60,7 @@ AVERAGING = {
 # Similarities are bounded; past this, sums of score differences (and their bootstrap) could overflow float64.
 MAX_ABS_SCORE = 1e100
 _CHUNK_CELLS = 1 << 22  # bootstrap weights generated ~4M cells at a time
+_EXACT_INTEGERS = 2**53  # float64 holds every integer up to this one
 
 
 class LGIPInputError(ValueError):
@@ -131,7 +133,7 @@ def score_array(values, name: str) -> np.ndarray:
         array = _as_array(values, name).astype(np.float64, copy=False)
     except (TypeError, ValueError) as err:
         raise LGIPInputError(f"{name} must be numbers: {err}") from None
-    if (np.abs(array) <= MAX_ABS_SCORE).all():  # one pass for valid scores (NaN fails the test too)
+    if not array.size or (array.min() >= -MAX_ABS_SCORE and array.max() <= MAX_ABS_SCORE):  # NaN fails too
         return array
     bad = ~np.isfinite(array)
     if bad.any():
@@ -227,20 +229,20 @@ def _strata(kinds: np.ndarray, types: np.ndarray, extra_types) -> tuple[np.ndarr
             f"{_names(declared)}; pass the types of your own perturbations in extra_types"
         )
     kind_of = [declared[t] or kinds[int(np.argmax(type_codes == c))] for c, t in enumerate(type_labels)]
-    flip_type = np.array([kind == FLIP for kind in kind_of])
-    if not (set(kind_of) <= set(KINDS) and _kinds_agree(kinds, flip_type[type_codes])):
+    if not (set(kind_of) <= set(KINDS) and _kinds_agree(kinds, type_codes, kind_of)):
         _check_kinds(kinds, types, type_codes, type_labels, kind_of)
     strata = tuple(sorted(zip(type_labels, kind_of), key=_stratum_order))
     remap = np.array([strata.index(s) for s in zip(type_labels, kind_of)], dtype=np.int64)
     return remap[type_codes], strata
 
 
-def _kinds_agree(kinds: np.ndarray, flip_type: np.ndarray) -> bool:
-    """Whether every row's kind is "flip" where ``flip_type`` and "paraphrase" elsewhere (text kinds)."""
+def _kinds_agree(kinds: np.ndarray, type_codes: np.ndarray, kind_of: list) -> bool:
+    """Whether every row's kind is its type's kind (``kind_of[type_codes]``), for text kinds: one
+    comparison per row."""
     if kinds.dtype.kind not in "OUT":
         return False
-    is_flip = kinds == FLIP
-    return bool((is_flip == flip_type).all() and (kinds[~is_flip] == PARAPHRASE).all())
+    expected = np.array(kind_of, dtype=object if kinds.dtype == object else None)[type_codes]
+    return bool((kinds == expected).all())
 
 
 def _check_kinds(kinds: np.ndarray, types: np.ndarray, type_codes: np.ndarray, type_labels: list, kind_of: list):
@@ -262,13 +264,16 @@ def _check_kinds(kinds: np.ndarray, types: np.ndarray, type_codes: np.ndarray, t
 def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Base pair code per row, each pair's image code and caption id, and the sorted image ids."""
     starts = np.ones(len(captions), dtype=bool)
-    starts[1:] = (captions[1:] != captions[:-1]) | (images[1:] != images[:-1])
-    run = np.cumsum(starts) - 1
+    np.not_equal(captions[1:], captions[:-1], out=starts[1:])
+    starts[1:] |= images[1:] != images[:-1]
+    run = np.cumsum(starts)
+    run -= 1
     cap_codes, cap_keys = _factorize_ids(captions[starts])
     img_codes, img_keys = _factorize_ids(images[starts])
     head_pair, combined = _factorize_ids(img_codes * len(cap_keys) + cap_codes)
     _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
-    return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
+    in_order = head_pair.size == combined.size and bool((head_pair[1:] > head_pair[:-1]).all())  # runs are pairs
+    return run if in_order else head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
 
 
 class SharedCaptionWarning(UserWarning):
@@ -342,7 +347,8 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
     diff = original - variant
     value = np.where(is_flip, diff, np.abs(diff))
     positive = is_flip & (original > variant)
-    nway = np.array([type_ in NWAY_TYPES for type_, _ in rows.strata], dtype=bool)[rows.stratum]
+    nway = np.flatnonzero(np.array([type_ in NWAY_TYPES for type_, _ in rows.strata], dtype=bool)[rows.stratum])
+    nway_cell = rows.cell[nway]
     return Summary(
         image_keys=rows.image_keys,
         pair_image=rows.pair_image,
@@ -353,8 +359,8 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
         count=np.bincount(rows.cell, minlength=n_cells),
         value=np.bincount(rows.cell, weights=value, minlength=n_cells),
         positive=np.bincount(rows.cell, weights=positive, minlength=n_cells),
-        original_max=_cell_max(rows.cell[nway], original[nway], n_cells),
-        variant_max=_cell_max(rows.cell[nway], variant[nway], n_cells),
+        original_max=_cell_max(nway_cell, original[nway], n_cells),
+        variant_max=_cell_max(nway_cell, variant[nway], n_cells),
     )
 
 
@@ -551,9 +557,43 @@ def resample_images(n_images: int, n_resamples: int, seed: int):
     (and users) can reproduce exactly which images every replicate used.
     """
     rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_CELLS // max(n_images, 1))
+    chunk = _chunk_rows(n_images)
     for start in range(0, n_resamples, chunk):
         yield rng.integers(0, n_images, size=(min(chunk, n_resamples - start), n_images))
+
+
+def _chunk_rows(n_images: int) -> int:
+    return max(1, _CHUNK_CELLS // max(n_images, 1))
+
+
+def _multiplicities(n_images: int, n_resamples: int, seed: int):
+    """Yield the resamples of ``resample_images`` as float64 image multiplicities, ``(chunk, n_images)``.
+
+    A worker thread draws and counts the next chunk while the caller uses the current one (NumPy's
+    generator and BLAS release the GIL), into the other of two buffers; the draws stay one
+    sequential stream, so the values do not depend on the timing.
+    """
+    draws = resample_images(n_images, n_resamples, seed)
+
+    def count(buffer: np.ndarray):
+        index = next(draws, None)
+        if index is None:
+            return None
+        weights = buffer[: len(index)]
+        for row, drawn in zip(weights, index):  # a row's bincount stays in cache
+            row[:] = np.bincount(drawn, minlength=n_images)
+        return weights
+
+    shape = (min(_chunk_rows(n_images), n_resamples), n_images)
+    buffers = np.empty(shape), np.empty(shape)
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        pending = worker.submit(count, buffers[0])
+        for turn in counter(1):
+            weights = pending.result()
+            if weights is None:
+                return
+            pending = worker.submit(count, buffers[turn % 2])
+            yield weights
 
 
 def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -565,19 +605,52 @@ def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: i
     n_images, n_columns = numerators.shape
     position = {}  # a denominator column's bytes -> its index among the distinct columns
     which = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
-    sums = np.hstack([numerators, denominators[:, np.unique(which, return_index=True)[1]]])
+    packed, unpack = _packed_counts(denominators[:, np.unique(which, return_index=True)[1]], n_images)
+    sums = np.hstack([numerators, packed])
     out = np.empty((n_resamples, n_columns))
-    buffer, done = None, 0
-    for index in resample_images(n_images, n_resamples, seed):
-        buffer = np.empty(index.shape) if buffer is None else buffer  # reused: no fresh pages per chunk
-        weights = buffer[: len(index)]  # one resample's multiplicities per row; a row's bincount stays in cache
-        for row, drawn in zip(weights, index):
-            row[:] = np.bincount(drawn, minlength=n_images)
+    done = 0
+    for weights in _multiplicities(n_images, n_resamples, seed):
         product = weights @ sums
         with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(product[:, :n_columns], product[:, n_columns + which], out=out[done : done + len(index)])
-        done += len(index)
+            np.divide(product[:, :n_columns], unpack(product[:, n_columns:])[:, which],
+                      out=out[done : done + len(weights)])
+        done += len(weights)
     return out
+
+
+def _packed_counts(counts: np.ndarray, n_images: int):
+    """Count columns (non-negative integers) packed several to a float64 column, and the function
+    that recovers their resampled sums, exactly, from the packed columns' product with the multiplicities.
+
+    A resample's sum of count column k is at most ``n_images * max(column k)`` (the multiplicities
+    add up to ``n_images``), so column k becomes a digit of radix that bound + 1; digits share a
+    column while its largest possible sum stays within 2**53, below which float64 adds integers
+    exactly in any order. Fewer columns make the bootstrap's product cheaper.
+    """
+    packs = []  # per packed column: its span (product of radices) and [(column, place value, radix)]
+    for column, top in enumerate(counts.max(axis=0, initial=0).tolist()):
+        radix = n_images * int(top) + 1
+        if not packs or packs[-1][0] * radix > _EXACT_INTEGERS:
+            packs.append([1, []])
+        packs[-1][1].append((column, packs[-1][0], radix))
+        packs[-1][0] *= radix
+    packed = np.zeros((len(counts), len(packs)))
+    for p, (_, digits) in enumerate(packs):
+        for column, place, _ in digits:
+            packed[:, p] += counts[:, column] * place
+
+    def unpack(product: np.ndarray) -> np.ndarray:
+        sums = np.empty((len(product), counts.shape[1]))
+        for p, (_, digits) in enumerate(packs):
+            if len(digits) == 1:  # a column alone (perhaps too large to pack) is its own sum
+                sums[:, digits[0][0]] = product[:, p]
+                continue
+            whole = product[:, p].astype(np.int64)
+            for column, place, radix in digits:
+                sums[:, column] = whole // place % radix
+        return sums
+
+    return packed, unpack
 
 
 def _interval(replicates: np.ndarray, confidence: float) -> np.ndarray:
