@@ -471,13 +471,14 @@ def _blocks(summary: Summary) -> list[tuple[str | tuple | None, str, list[int]]]
     return blocks
 
 
-def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np.ndarray, list]:
-    """Columns (type, kind, metric), per-image numerators and denominators, and the support.
+def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np.ndarray, np.ndarray, list]:
+    """Columns (type, kind, metric), per-image numerators, the per-image denominators (one per
+    block: its metrics share it) with each column's denominator, and the support.
 
     Every statistic is sum(numerator) / sum(denominator) over images, so a resample of images
     with multiplicities w gives w @ numerator / w @ denominator.
     """
-    columns, numerators, denominators, support = [], [], [], []
+    columns, numerators, denominators, which, support = [], [], [], [], []
     n_images, n_strata = len(summary.image_keys), len(summary.strata)
     bins = summary.cell_stratum * n_images + summary.pair_image[summary.cell_pair]  # (stratum, image) of each cell
     by_stratum = _image_sums(bins, summary.count, summary.value, summary.positive, n_strata, n_images, pair_level)
@@ -491,17 +492,20 @@ def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np
             image_pairs, image_rows, *sums = (m[strata[0]] for m in by_stratum)
         else:
             image_pairs, image_rows, *sums = next(pooled)
+        denominators.append(image_rows if pair_level else image_pairs)
         for metric, numerator in zip(METRICS[kind], sums):
             numerators.append(numerator)
-            denominators.append(image_rows if pair_level else image_pairs)
+            which.append(len(denominators) - 1)
             columns.append((type_, kind, metric))
             support.append((image_pairs, image_rows))
         if type_ in NWAY_TYPES:
             numerators.append(wins.reshape(n_strata, n_images)[strata[0]])
-            denominators.append(image_pairs)
+            if pair_level:
+                denominators.append(image_pairs)
+            which.append(len(denominators) - 1)
             columns.append((type_, kind, NWAY))
             support.append((image_pairs, image_rows))
-    return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
+    return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), np.array(which), support
 
 
 def _image_sums(bins, count, value, positive, n_blocks: int, n_images: int, pair_level: bool) -> tuple:
@@ -596,16 +600,19 @@ def _multiplicities(n_images: int, n_resamples: int, seed: int):
             yield weights
 
 
-def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples, columns) bootstrap replicates; NaN where a resample has no base pair.
+def _replicates(numerators: np.ndarray, denominators: np.ndarray, which: np.ndarray, n_resamples: int,
+                seed: int) -> np.ndarray:
+    """(n_resamples, columns) bootstrap replicates of numerators[:, j] / denominators[:, which[j]];
+    NaN where a resample has no base pair.
 
     One product per chunk of resamples: image multiplicities times the numerators and the
-    distinct denominator columns (many statistics share one), side by side.
+    distinct denominator columns, side by side.
     """
     n_images, n_columns = numerators.shape
     position = {}  # a denominator column's bytes -> its index among the distinct columns
-    which = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
-    packed, unpack = _packed_counts(denominators[:, np.unique(which, return_index=True)[1]], n_images)
+    distinct = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
+    which = distinct[which]
+    packed, unpack = _packed_counts(denominators[:, np.unique(distinct, return_index=True)[1]], n_images)
     sums = np.hstack([numerators, packed])
     out = np.empty((n_resamples, n_columns))
     done = 0
@@ -730,9 +737,10 @@ def statistics(
     check_options(bootstrap, confidence)
     if require_both_kinds:
         _require_both_kinds(summary)
-    columns, numerators, denominators, support = _per_image(summary, pair_level)
-    values = numerators.sum(axis=0) / denominators.sum(axis=0)
-    intervals = _interval(_replicates(numerators, denominators, bootstrap, seed), confidence) if bootstrap else None
+    columns, numerators, denominators, which, support = _per_image(summary, pair_level)
+    values = numerators.sum(axis=0) / denominators.sum(axis=0)[which]
+    intervals = (_interval(_replicates(numerators, denominators, which, bootstrap, seed), confidence)
+                 if bootstrap else None)
     result = _result(columns, ("counts", "intervals") if bootstrap else ("counts",), pair_level)
     for j, ((type_, _, metric), (image_pairs, image_rows)) in enumerate(zip(columns, support)):
         block = _place(result, type_)
@@ -834,12 +842,12 @@ def compare(
     a = _aggregate(rows, scores["original_scores_a"], scores["variant_scores_a"])
     b = _aggregate(rows, scores["original_scores_b"], scores["variant_scores_b"])
     _require_both_kinds(a)
-    columns, num_a, den, _ = _per_image(a, pair_level)
-    _, num_b, _, _ = _per_image(b, pair_level)
-    value_a, value_b = num_a.sum(axis=0) / den.sum(axis=0), num_b.sum(axis=0) / den.sum(axis=0)
+    columns, num_a, den, which, _ = _per_image(a, pair_level)
+    _, num_b, _, _, _ = _per_image(b, pair_level)
+    value_a, value_b = (num.sum(axis=0) / den.sum(axis=0)[which] for num in (num_a, num_b))
     intervals = None
     if bootstrap:
-        reps = _replicates(np.hstack([num_a, num_b]), np.hstack([den, den]), bootstrap, seed)
+        reps = _replicates(np.hstack([num_a, num_b]), den, np.concatenate([which, which]), bootstrap, seed)
         intervals = _interval(reps[:, : len(columns)] - reps[:, len(columns) :], confidence)
     result = _result(columns, (), pair_level)
     for j, (type_, _, metric) in enumerate(columns):
