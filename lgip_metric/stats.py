@@ -266,10 +266,10 @@ def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.nda
     starts = np.ones(len(captions), dtype=bool)
     np.not_equal(captions[1:], captions[:-1], out=starts[1:])
     starts[1:] |= images[1:] != images[:-1]
-    run = np.cumsum(starts)
-    run -= 1
-    cap_codes, cap_keys = _factorize_ids(captions[starts])
-    img_codes, img_keys = _factorize_ids(images[starts])
+    heads = np.flatnonzero(starts)
+    run = np.repeat(np.arange(heads.size), np.diff(heads, append=starts.size))  # each row's run of one pair
+    cap_codes, cap_keys = _factorize_ids(captions[heads])
+    img_codes, img_keys = _factorize_ids(images[heads])
     head_pair, combined = _factorize_ids(img_codes * len(cap_keys) + cap_codes)
     _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
     in_order = head_pair.size == combined.size and bool((head_pair[1:] > head_pair[:-1]).all())  # runs are pairs
