@@ -32,6 +32,7 @@ of two models scored on the same rows (paired bootstrap and McNemar's exact test
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -197,8 +198,9 @@ def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     appearance (one hashed pass)."""
     items = values if values.dtype == object else values.tolist()  # Python objects, read once
     seen = defaultdict(counter().__next__)  # label -> code, in order of first appearance
-    try:  # up to 256 labels: a byte per row, the cheapest pass through Python objects
-        codes = np.frombuffer(bytearray(map(seen.__getitem__, items)), dtype=np.uint8)
+    try:  # up to 256 labels: a byte per row; itemgetter looks the rows up in one C loop, the cheapest pass
+        looked_up = operator.itemgetter(*items)(seen) if len(items) > 1 else [seen[item] for item in items]
+        codes = np.frombuffer(bytearray(looked_up), dtype=np.uint8)
     except ValueError:  # a 257th label
         seen = defaultdict(counter().__next__)
         codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
@@ -485,8 +487,11 @@ def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np
     blocks = _blocks(summary)
     pooled = iter(_pooled_image_sums(summary, [strata for _, _, strata in blocks if len(strata) > 1], pair_level))
     wins = None  # SNARE n-way, per stratum and image: base pairs whose caption beats every scramble
-    if any(type_ in NWAY_TYPES for type_, _ in summary.strata):
-        wins = np.bincount(bins, weights=summary.original_max > summary.variant_max, minlength=n_strata * n_images)
+    nway = np.array([type_ in NWAY_TYPES for type_, _ in summary.strata])
+    if nway.any():
+        cells = np.flatnonzero(nway[summary.cell_stratum])
+        wins = np.bincount(bins[cells], weights=summary.original_max[cells] > summary.variant_max[cells],
+                           minlength=n_strata * n_images)
     for type_, kind, strata in blocks:
         if len(strata) == 1:
             image_pairs, image_rows, *sums = (m[strata[0]] for m in by_stratum)
