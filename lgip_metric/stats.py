@@ -204,6 +204,9 @@ def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     except ValueError:  # a 257th label
         seen = defaultdict(counter().__next__)
         codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
+    except TypeError:  # an unhashable label (a list, a dict): name the first row that is not a string
+        row = next(i for i, label in enumerate(items) if not isinstance(label, str))
+        raise LGIPInputError(f"{name} must be strings; row {row} is {items[row]!r}") from None
     bad = [label for label in seen if not isinstance(label, str)]
     if bad:
         raise LGIPInputError(f"{name} must be strings; row {int(np.argmax(codes == seen[bad[0]]))} is {bad[0]!r}")

@@ -261,6 +261,15 @@ def test_bootstrap_matches_loop_bootstrap_on_the_same_resampled_images(pair_leve
                                    "unit": "image", "method": "percentile"}
 
 
+@pytest.mark.parametrize("label", [["x"], {"kind": "flip"}, 3])
+def test_a_label_that_is_not_a_string_is_refused_with_its_row(label):
+    types = np.array(["object", "color", "count"], dtype=object)
+    types[1] = label
+    with pytest.raises(LGIPInputError, match=r"variant_types must be strings; row 1 is "):
+        stats.lgip_statistics([0.3, 0.2, 0.1], [0.1, 0.2, 0.3], ["flip"] * 3, types, ["a", "a", "b"], [1, 1, 2],
+                              bootstrap=0)
+
+
 @pytest.mark.parametrize(("n_images", "n_resamples", "chunk_cells"), [(7, 10, 1 << 22), (7, 10, 21), (40, 33, 100)])
 def test_multiplicities_count_the_images_of_each_resample(monkeypatch, n_images, n_resamples, chunk_cells):
     """The worker thread's multiplicities, chunk after chunk, count exactly the images that
