@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from collections import defaultdict
+from collections import defaultdict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import count as counter
@@ -62,6 +62,7 @@ AVERAGING = {
 MAX_ABS_SCORE = 1e100
 _CHUNK_CELLS = 1 << 22  # bootstrap weights generated ~4M cells at a time
 _EXACT_INTEGERS = 2**53  # float64 holds every integer up to this one
+_AHEAD = 2  # chunks of bootstrap weights the drawing thread may prepare ahead of their product
 
 
 class LGIPInputError(ValueError):
@@ -579,11 +580,12 @@ def _chunk_rows(n_images: int) -> int:
 
 
 def _multiplicities(n_images: int, n_resamples: int, seed: int):
-    """Yield the resamples of ``resample_images`` as float64 image multiplicities, ``(chunk, n_images)``.
+    """The resamples of ``resample_images`` as float64 image multiplicities: an iterator of
+    ``(chunk, n_images)`` arrays, each valid until the next one is asked for.
 
-    A worker thread draws and counts the next chunk while the caller uses the current one (NumPy's
-    generator and BLAS release the GIL), into the other of two buffers; the draws stay one
-    sequential stream, so the values do not depend on the timing.
+    A worker thread starts drawing and counting at once and keeps up to ``_AHEAD`` chunks ahead of
+    the caller (NumPy's generator, bincount and BLAS release the GIL), each into its own buffer;
+    the draws stay one sequential stream, so the values do not depend on the timing.
     """
     draws = resample_images(n_images, n_resamples, seed)
 
@@ -597,21 +599,27 @@ def _multiplicities(n_images: int, n_resamples: int, seed: int):
         return weights
 
     shape = (min(_chunk_rows(n_images), n_resamples), n_images)
-    buffers = np.empty(shape), np.empty(shape)
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        pending = worker.submit(count, buffers[0])
-        for turn in counter(1):
-            weights = pending.result()
-            if weights is None:
-                return
-            pending = worker.submit(count, buffers[turn % 2])
-            yield weights
+    buffers = [np.empty(shape) for _ in range(_AHEAD + 1)]
+    worker = ThreadPoolExecutor(max_workers=1)
+    pending = deque(worker.submit(count, buffer) for buffer in buffers[:_AHEAD])
+
+    def chunks():
+        with worker:
+            for turn in counter(_AHEAD):
+                weights = pending.popleft().result()
+                if weights is None:
+                    return
+                pending.append(worker.submit(count, buffers[turn % len(buffers)]))  # the buffer used before last
+                yield weights
+
+    return chunks()
 
 
-def _replicates(numerators: np.ndarray, denominators: np.ndarray, which: np.ndarray, n_resamples: int,
-                seed: int) -> np.ndarray:
-    """(n_resamples, columns) bootstrap replicates of numerators[:, j] / denominators[:, which[j]];
-    NaN where a resample has no base pair.
+def _replicates(numerators: np.ndarray, denominators: np.ndarray, which: np.ndarray, resamples,
+                n_resamples: int) -> np.ndarray:
+    """(n_resamples, columns) bootstrap replicates of numerators[:, j] / denominators[:, which[j]]
+    over the image multiplicities ``resamples`` (``_multiplicities``); NaN where a resample has no
+    base pair.
 
     One product per chunk of resamples: image multiplicities times the numerators and the
     distinct denominator columns, side by side.
@@ -624,7 +632,7 @@ def _replicates(numerators: np.ndarray, denominators: np.ndarray, which: np.ndar
     sums = np.hstack([numerators, packed])
     out = np.empty((n_resamples, n_columns))
     done = 0
-    for weights in _multiplicities(n_images, n_resamples, seed):
+    for weights in resamples:
         product = weights @ sums
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(product[:, :n_columns], unpack(product[:, n_columns:])[:, which],
@@ -745,9 +753,10 @@ def statistics(
     check_options(bootstrap, confidence)
     if require_both_kinds:
         _require_both_kinds(summary)
+    resamples = _multiplicities(len(summary.image_keys), bootstrap, seed) if bootstrap else None  # drawn meanwhile
     columns, numerators, denominators, which, support = _per_image(summary, pair_level)
     values = numerators.sum(axis=0) / denominators.sum(axis=0)[which]
-    intervals = (_interval(_replicates(numerators, denominators, which, bootstrap, seed), confidence)
+    intervals = (_interval(_replicates(numerators, denominators, which, resamples, bootstrap), confidence)
                  if bootstrap else None)
     result = _result(columns, ("counts", "intervals") if bootstrap else ("counts",), pair_level)
     for j, ((type_, _, metric), (image_pairs, image_rows)) in enumerate(zip(columns, support)):
@@ -850,12 +859,13 @@ def compare(
     a = _aggregate(rows, scores["original_scores_a"], scores["variant_scores_a"])
     b = _aggregate(rows, scores["original_scores_b"], scores["variant_scores_b"])
     _require_both_kinds(a)
+    resamples = _multiplicities(len(a.image_keys), bootstrap, seed) if bootstrap else None  # drawn meanwhile
     columns, num_a, den, which, _ = _per_image(a, pair_level)
     _, num_b, _, _, _ = _per_image(b, pair_level)
     value_a, value_b = (num.sum(axis=0) / den.sum(axis=0)[which] for num in (num_a, num_b))
     intervals = None
     if bootstrap:
-        reps = _replicates(np.hstack([num_a, num_b]), den, np.concatenate([which, which]), bootstrap, seed)
+        reps = _replicates(np.hstack([num_a, num_b]), den, np.concatenate([which, which]), resamples, bootstrap)
         intervals = _interval(reps[:, : len(columns)] - reps[:, len(columns) :], confidence)
     result = _result(columns, (), pair_level)
     for j, (type_, _, metric) in enumerate(columns):
