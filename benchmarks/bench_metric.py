@@ -7,9 +7,11 @@ caption: the least any per-row statistic must do), of ``lgip_metric.stats`` (poi
 then with the bootstrap) and their ratios to the floor (which survive a noisy machine), and of
 ``evaluate.load(<lgip_metric folder>).compute(...)`` on the same rows with its ratio to the package path.
 Each timing is the best of ``--repeat`` calls, in wall seconds and in CPU seconds of this process
-(on a machine shared with other work the CPU seconds are the steadier figure; with one BLAS thread
-they approach the wall time of a quiet machine). The BLAS runs one thread unless
-OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise.
+(on a machine shared with other work the CPU seconds are the steadier figure). The BLAS runs one
+thread unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise; the point
+estimates run in one thread, so their CPU seconds approach the wall time of a quiet machine. The
+bootstrap draws and counts the next resamples in one worker thread while the BLAS multiplies the
+current ones: its CPU seconds add up both threads and exceed its wall time where a second core is free.
 """
 from __future__ import annotations
 

@@ -32,8 +32,10 @@ of two models scored on the same rows (paired bootstrap and McNemar's exact test
 """
 from __future__ import annotations
 
+import operator
 import warnings
-from collections import defaultdict
+from collections import defaultdict, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import count as counter
 
@@ -59,6 +61,8 @@ AVERAGING = {
 # Similarities are bounded; past this, sums of score differences (and their bootstrap) could overflow float64.
 MAX_ABS_SCORE = 1e100
 _CHUNK_CELLS = 1 << 22  # bootstrap weights generated ~4M cells at a time
+_EXACT_INTEGERS = 2**53  # float64 holds every integer up to this one
+_AHEAD = 2  # chunks of bootstrap weights the drawing thread may prepare ahead of their product
 
 
 class LGIPInputError(ValueError):
@@ -131,7 +135,7 @@ def score_array(values, name: str) -> np.ndarray:
         array = _as_array(values, name).astype(np.float64, copy=False)
     except (TypeError, ValueError) as err:
         raise LGIPInputError(f"{name} must be numbers: {err}") from None
-    if (np.abs(array) <= MAX_ABS_SCORE).all():  # one pass for valid scores (NaN fails the test too)
+    if not array.size or (array.min() >= -MAX_ABS_SCORE and array.max() <= MAX_ABS_SCORE):  # NaN fails too
         return array
     bad = ~np.isfinite(array)
     if bad.any():
@@ -195,11 +199,15 @@ def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
     appearance (one hashed pass)."""
     items = values if values.dtype == object else values.tolist()  # Python objects, read once
     seen = defaultdict(counter().__next__)  # label -> code, in order of first appearance
-    try:  # up to 256 labels: a byte per row, the cheapest pass through Python objects
-        codes = np.frombuffer(bytearray(map(seen.__getitem__, items)), dtype=np.uint8)
+    try:  # up to 256 labels: a byte per row; itemgetter looks the rows up in one C loop, the cheapest pass
+        looked_up = operator.itemgetter(*items)(seen) if len(items) > 1 else [seen[item] for item in items]
+        codes = np.frombuffer(bytearray(looked_up), dtype=np.uint8)
     except ValueError:  # a 257th label
         seen = defaultdict(counter().__next__)
         codes = np.fromiter(map(seen.__getitem__, items), dtype=np.int64, count=len(items))
+    except TypeError:  # an unhashable label (a list, a dict): name the first row that is not a string
+        row = next(i for i, label in enumerate(items) if not isinstance(label, str))
+        raise LGIPInputError(f"{name} must be strings; row {row} is {items[row]!r}") from None
     bad = [label for label in seen if not isinstance(label, str)]
     if bad:
         raise LGIPInputError(f"{name} must be strings; row {int(np.argmax(codes == seen[bad[0]]))} is {bad[0]!r}")
@@ -227,20 +235,20 @@ def _strata(kinds: np.ndarray, types: np.ndarray, extra_types) -> tuple[np.ndarr
             f"{_names(declared)}; pass the types of your own perturbations in extra_types"
         )
     kind_of = [declared[t] or kinds[int(np.argmax(type_codes == c))] for c, t in enumerate(type_labels)]
-    flip_type = np.array([kind == FLIP for kind in kind_of])
-    if not (set(kind_of) <= set(KINDS) and _kinds_agree(kinds, flip_type[type_codes])):
+    if not (set(kind_of) <= set(KINDS) and _kinds_agree(kinds, type_codes, kind_of)):
         _check_kinds(kinds, types, type_codes, type_labels, kind_of)
     strata = tuple(sorted(zip(type_labels, kind_of), key=_stratum_order))
     remap = np.array([strata.index(s) for s in zip(type_labels, kind_of)], dtype=np.int64)
     return remap[type_codes], strata
 
 
-def _kinds_agree(kinds: np.ndarray, flip_type: np.ndarray) -> bool:
-    """Whether every row's kind is "flip" where ``flip_type`` and "paraphrase" elsewhere (text kinds)."""
+def _kinds_agree(kinds: np.ndarray, type_codes: np.ndarray, kind_of: list) -> bool:
+    """Whether every row's kind is its type's kind (``kind_of[type_codes]``), for text kinds: one
+    comparison per row."""
     if kinds.dtype.kind not in "OUT":
         return False
-    is_flip = kinds == FLIP
-    return bool((is_flip == flip_type).all() and (kinds[~is_flip] == PARAPHRASE).all())
+    expected = np.array(kind_of, dtype=object if kinds.dtype == object else None)[type_codes]
+    return bool((kinds == expected).all())
 
 
 def _check_kinds(kinds: np.ndarray, types: np.ndarray, type_codes: np.ndarray, type_labels: list, kind_of: list):
@@ -262,13 +270,16 @@ def _check_kinds(kinds: np.ndarray, types: np.ndarray, type_codes: np.ndarray, t
 def _pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Base pair code per row, each pair's image code and caption id, and the sorted image ids."""
     starts = np.ones(len(captions), dtype=bool)
-    starts[1:] = (captions[1:] != captions[:-1]) | (images[1:] != images[:-1])
-    run = np.cumsum(starts) - 1
-    cap_codes, cap_keys = _factorize_ids(captions[starts])
-    img_codes, img_keys = _factorize_ids(images[starts])
+    np.not_equal(captions[1:], captions[:-1], out=starts[1:])
+    starts[1:] |= images[1:] != images[:-1]
+    heads = np.flatnonzero(starts)
+    run = np.repeat(np.arange(heads.size), np.diff(heads, append=starts.size))  # each row's run of one pair
+    cap_codes, cap_keys = _factorize_ids(captions[heads])
+    img_codes, img_keys = _factorize_ids(images[heads])
     head_pair, combined = _factorize_ids(img_codes * len(cap_keys) + cap_codes)
     _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
-    return head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
+    in_order = head_pair.size == combined.size and bool((head_pair[1:] > head_pair[:-1]).all())  # runs are pairs
+    return run if in_order else head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
 
 
 class SharedCaptionWarning(UserWarning):
@@ -342,7 +353,8 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
     diff = original - variant
     value = np.where(is_flip, diff, np.abs(diff))
     positive = is_flip & (original > variant)
-    nway = np.array([type_ in NWAY_TYPES for type_, _ in rows.strata], dtype=bool)[rows.stratum]
+    nway = np.flatnonzero(np.array([type_ in NWAY_TYPES for type_, _ in rows.strata], dtype=bool)[rows.stratum])
+    nway_cell = rows.cell[nway]
     return Summary(
         image_keys=rows.image_keys,
         pair_image=rows.pair_image,
@@ -353,8 +365,8 @@ def _aggregate(rows: _Rows, original: np.ndarray, variant: np.ndarray) -> Summar
         count=np.bincount(rows.cell, minlength=n_cells),
         value=np.bincount(rows.cell, weights=value, minlength=n_cells),
         positive=np.bincount(rows.cell, weights=positive, minlength=n_cells),
-        original_max=_cell_max(rows.cell[nway], original[nway], n_cells),
-        variant_max=_cell_max(rows.cell[nway], variant[nway], n_cells),
+        original_max=_cell_max(nway_cell, original[nway], n_cells),
+        variant_max=_cell_max(nway_cell, variant[nway], n_cells),
     )
 
 
@@ -465,37 +477,44 @@ def _blocks(summary: Summary) -> list[tuple[str | tuple | None, str, list[int]]]
     return blocks
 
 
-def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np.ndarray, list]:
-    """Columns (type, kind, metric), per-image numerators and denominators, and the support.
+def _per_image(summary: Summary, pair_level: bool) -> tuple[list, np.ndarray, np.ndarray, np.ndarray, list]:
+    """Columns (type, kind, metric), per-image numerators, the per-image denominators (one per
+    block: its metrics share it) with each column's denominator, and the support.
 
     Every statistic is sum(numerator) / sum(denominator) over images, so a resample of images
     with multiplicities w gives w @ numerator / w @ denominator.
     """
-    columns, numerators, denominators, support = [], [], [], []
+    columns, numerators, denominators, which, support = [], [], [], [], []
     n_images, n_strata = len(summary.image_keys), len(summary.strata)
     bins = summary.cell_stratum * n_images + summary.pair_image[summary.cell_pair]  # (stratum, image) of each cell
     by_stratum = _image_sums(bins, summary.count, summary.value, summary.positive, n_strata, n_images, pair_level)
     blocks = _blocks(summary)
     pooled = iter(_pooled_image_sums(summary, [strata for _, _, strata in blocks if len(strata) > 1], pair_level))
     wins = None  # SNARE n-way, per stratum and image: base pairs whose caption beats every scramble
-    if any(type_ in NWAY_TYPES for type_, _ in summary.strata):
-        wins = np.bincount(bins, weights=summary.original_max > summary.variant_max, minlength=n_strata * n_images)
+    nway = np.array([type_ in NWAY_TYPES for type_, _ in summary.strata])
+    if nway.any():
+        cells = np.flatnonzero(nway[summary.cell_stratum])
+        wins = np.bincount(bins[cells], weights=summary.original_max[cells] > summary.variant_max[cells],
+                           minlength=n_strata * n_images)
     for type_, kind, strata in blocks:
         if len(strata) == 1:
             image_pairs, image_rows, *sums = (m[strata[0]] for m in by_stratum)
         else:
             image_pairs, image_rows, *sums = next(pooled)
+        denominators.append(image_rows if pair_level else image_pairs)
         for metric, numerator in zip(METRICS[kind], sums):
             numerators.append(numerator)
-            denominators.append(image_rows if pair_level else image_pairs)
+            which.append(len(denominators) - 1)
             columns.append((type_, kind, metric))
             support.append((image_pairs, image_rows))
         if type_ in NWAY_TYPES:
             numerators.append(wins.reshape(n_strata, n_images)[strata[0]])
-            denominators.append(image_pairs)
+            if pair_level:
+                denominators.append(image_pairs)
+            which.append(len(denominators) - 1)
             columns.append((type_, kind, NWAY))
             support.append((image_pairs, image_rows))
-    return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), support
+    return columns, np.stack(numerators, axis=1), np.stack(denominators, axis=1), np.array(which), support
 
 
 def _image_sums(bins, count, value, positive, n_blocks: int, n_images: int, pair_level: bool) -> tuple:
@@ -551,33 +570,110 @@ def resample_images(n_images: int, n_resamples: int, seed: int):
     (and users) can reproduce exactly which images every replicate used.
     """
     rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_CELLS // max(n_images, 1))
+    chunk = _chunk_rows(n_images)
     for start in range(0, n_resamples, chunk):
         yield rng.integers(0, n_images, size=(min(chunk, n_resamples - start), n_images))
 
 
-def _replicates(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples, columns) bootstrap replicates; NaN where a resample has no base pair.
+def _chunk_rows(n_images: int) -> int:
+    return max(1, _CHUNK_CELLS // max(n_images, 1))
+
+
+def _multiplicities(n_images: int, n_resamples: int, seed: int):
+    """The resamples of ``resample_images`` as float64 image multiplicities: an iterator of
+    ``(chunk, n_images)`` arrays, each valid until the next one is asked for.
+
+    A worker thread starts drawing and counting at once and keeps up to ``_AHEAD`` chunks ahead of
+    the caller (NumPy's generator, bincount and BLAS release the GIL), each into its own buffer;
+    the draws stay one sequential stream, so the values do not depend on the timing.
+    """
+    draws = resample_images(n_images, n_resamples, seed)
+
+    def count(buffer: np.ndarray):
+        index = next(draws, None)
+        if index is None:
+            return None
+        weights = buffer[: len(index)]
+        for row, drawn in zip(weights, index):  # a row's bincount stays in cache
+            row[:] = np.bincount(drawn, minlength=n_images)
+        return weights
+
+    shape = (min(_chunk_rows(n_images), n_resamples), n_images)
+    buffers = [np.empty(shape) for _ in range(_AHEAD + 1)]
+    worker = ThreadPoolExecutor(max_workers=1)
+    pending = deque(worker.submit(count, buffer) for buffer in buffers[:_AHEAD])
+
+    def chunks():
+        with worker:
+            for turn in counter(_AHEAD):
+                weights = pending.popleft().result()
+                if weights is None:
+                    return
+                pending.append(worker.submit(count, buffers[turn % len(buffers)]))  # the buffer used before last
+                yield weights
+
+    return chunks()
+
+
+def _replicates(numerators: np.ndarray, denominators: np.ndarray, which: np.ndarray, resamples,
+                n_resamples: int) -> np.ndarray:
+    """(n_resamples, columns) bootstrap replicates of numerators[:, j] / denominators[:, which[j]]
+    over the image multiplicities ``resamples`` (``_multiplicities``); NaN where a resample has no
+    base pair.
 
     One product per chunk of resamples: image multiplicities times the numerators and the
-    distinct denominator columns (many statistics share one), side by side.
+    distinct denominator columns, side by side.
     """
     n_images, n_columns = numerators.shape
     position = {}  # a denominator column's bytes -> its index among the distinct columns
-    which = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
-    sums = np.hstack([numerators, denominators[:, np.unique(which, return_index=True)[1]]])
+    distinct = np.array([position.setdefault(column.tobytes(), len(position)) for column in denominators.T])
+    which = distinct[which]
+    packed, unpack = _packed_counts(denominators[:, np.unique(distinct, return_index=True)[1]], n_images)
+    sums = np.hstack([numerators, packed])
     out = np.empty((n_resamples, n_columns))
-    buffer, done = None, 0
-    for index in resample_images(n_images, n_resamples, seed):
-        buffer = np.empty(index.shape) if buffer is None else buffer  # reused: no fresh pages per chunk
-        weights = buffer[: len(index)]  # one resample's multiplicities per row; a row's bincount stays in cache
-        for row, drawn in zip(weights, index):
-            row[:] = np.bincount(drawn, minlength=n_images)
+    done = 0
+    for weights in resamples:
         product = weights @ sums
         with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(product[:, :n_columns], product[:, n_columns + which], out=out[done : done + len(index)])
-        done += len(index)
+            np.divide(product[:, :n_columns], unpack(product[:, n_columns:])[:, which],
+                      out=out[done : done + len(weights)])
+        done += len(weights)
     return out
+
+
+def _packed_counts(counts: np.ndarray, n_images: int):
+    """Count columns (non-negative integers) packed several to a float64 column, and the function
+    that recovers their resampled sums, exactly, from the packed columns' product with the multiplicities.
+
+    A resample's sum of count column k is at most ``n_images * max(column k)`` (the multiplicities
+    add up to ``n_images``), so column k becomes a digit of radix that bound + 1; digits share a
+    column while its largest possible sum stays within 2**53, below which float64 adds integers
+    exactly in any order. Fewer columns make the bootstrap's product cheaper.
+    """
+    packs = []  # per packed column: its span (product of radices) and [(column, place value, radix)]
+    for column, top in enumerate(counts.max(axis=0, initial=0).tolist()):
+        radix = n_images * int(top) + 1
+        if not packs or packs[-1][0] * radix > _EXACT_INTEGERS:
+            packs.append([1, []])
+        packs[-1][1].append((column, packs[-1][0], radix))
+        packs[-1][0] *= radix
+    packed = np.zeros((len(counts), len(packs)))
+    for p, (_, digits) in enumerate(packs):
+        for column, place, _ in digits:
+            packed[:, p] += counts[:, column] * place
+
+    def unpack(product: np.ndarray) -> np.ndarray:
+        sums = np.empty((len(product), counts.shape[1]))
+        for p, (_, digits) in enumerate(packs):
+            if len(digits) == 1:  # a column alone (perhaps too large to pack) is its own sum
+                sums[:, digits[0][0]] = product[:, p]
+                continue
+            whole = product[:, p].astype(np.int64)
+            for column, place, radix in digits:
+                sums[:, column] = whole // place % radix
+        return sums
+
+    return packed, unpack
 
 
 def _interval(replicates: np.ndarray, confidence: float) -> np.ndarray:
@@ -657,9 +753,11 @@ def statistics(
     check_options(bootstrap, confidence)
     if require_both_kinds:
         _require_both_kinds(summary)
-    columns, numerators, denominators, support = _per_image(summary, pair_level)
-    values = numerators.sum(axis=0) / denominators.sum(axis=0)
-    intervals = _interval(_replicates(numerators, denominators, bootstrap, seed), confidence) if bootstrap else None
+    resamples = _multiplicities(len(summary.image_keys), bootstrap, seed) if bootstrap else None  # drawn meanwhile
+    columns, numerators, denominators, which, support = _per_image(summary, pair_level)
+    values = numerators.sum(axis=0) / denominators.sum(axis=0)[which]
+    intervals = (_interval(_replicates(numerators, denominators, which, resamples, bootstrap), confidence)
+                 if bootstrap else None)
     result = _result(columns, ("counts", "intervals") if bootstrap else ("counts",), pair_level)
     for j, ((type_, _, metric), (image_pairs, image_rows)) in enumerate(zip(columns, support)):
         block = _place(result, type_)
@@ -761,12 +859,13 @@ def compare(
     a = _aggregate(rows, scores["original_scores_a"], scores["variant_scores_a"])
     b = _aggregate(rows, scores["original_scores_b"], scores["variant_scores_b"])
     _require_both_kinds(a)
-    columns, num_a, den, _ = _per_image(a, pair_level)
-    _, num_b, _, _ = _per_image(b, pair_level)
-    value_a, value_b = num_a.sum(axis=0) / den.sum(axis=0), num_b.sum(axis=0) / den.sum(axis=0)
+    resamples = _multiplicities(len(a.image_keys), bootstrap, seed) if bootstrap else None  # drawn meanwhile
+    columns, num_a, den, which, _ = _per_image(a, pair_level)
+    _, num_b, _, _, _ = _per_image(b, pair_level)
+    value_a, value_b = (num.sum(axis=0) / den.sum(axis=0)[which] for num in (num_a, num_b))
     intervals = None
     if bootstrap:
-        reps = _replicates(np.hstack([num_a, num_b]), np.hstack([den, den]), bootstrap, seed)
+        reps = _replicates(np.hstack([num_a, num_b]), den, np.concatenate([which, which]), resamples, bootstrap)
         intervals = _interval(reps[:, : len(columns)] - reps[:, len(columns) :], confidence)
     result = _result(columns, (), pair_level)
     for j, (type_, _, metric) in enumerate(columns):

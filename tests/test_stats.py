@@ -261,6 +261,42 @@ def test_bootstrap_matches_loop_bootstrap_on_the_same_resampled_images(pair_leve
                                    "unit": "image", "method": "percentile"}
 
 
+@pytest.mark.parametrize("label", [["x"], {"kind": "flip"}, 3])
+def test_a_label_that_is_not_a_string_is_refused_with_its_row(label):
+    types = np.array(["object", "color", "count"], dtype=object)
+    types[1] = label
+    with pytest.raises(LGIPInputError, match=r"variant_types must be strings; row 1 is "):
+        stats.lgip_statistics([0.3, 0.2, 0.1], [0.1, 0.2, 0.3], ["flip"] * 3, types, ["a", "a", "b"], [1, 1, 2],
+                              bootstrap=0)
+
+
+@pytest.mark.parametrize(("n_images", "n_resamples", "chunk_cells"), [(7, 10, 1 << 22), (7, 10, 21), (40, 33, 100)])
+def test_multiplicities_count_the_images_of_each_resample(monkeypatch, n_images, n_resamples, chunk_cells):
+    """The worker thread's multiplicities, chunk after chunk, count exactly the images that
+    ``resample_images`` draws (also when the chunks are many, filling both buffers in turn)."""
+    monkeypatch.setattr(stats, "_CHUNK_CELLS", chunk_cells)
+    chunks = [weights.copy() for weights in stats._multiplicities(n_images, n_resamples, seed=3)]
+    index = np.concatenate(list(stats.resample_images(n_images, n_resamples, 3)))
+    expected = np.stack([np.bincount(row, minlength=n_images) for row in index]).astype(np.float64)
+    assert np.array_equal(np.concatenate(chunks), expected)
+    assert len(chunks) == -(-n_resamples // max(1, chunk_cells // n_images))
+
+
+def test_packed_counts_give_the_exact_resampled_sums():
+    """Count columns packed several to a float64 column unpack to the exact integer sums of every
+    resample, for small, large, zero and too-large-to-share columns."""
+    rng = np.random.default_rng(0)
+    n_images = 50
+    counts = np.stack([rng.integers(0, 6, n_images), rng.integers(0, 1000, n_images), np.zeros(n_images, int),
+                       rng.integers(0, 2**45, n_images), rng.integers(0, 3, n_images)], axis=1)
+    packed, unpack = stats._packed_counts(counts.astype(np.float64), n_images)
+    assert packed.shape[1] < counts.shape[1]
+    weights = np.concatenate(list(stats._multiplicities(n_images, 300, seed=1)))
+    exact = weights.astype(np.int64) @ counts  # integer arithmetic: the reference
+    assert np.array_equal(unpack(weights @ packed), exact.astype(np.float64))
+    assert (exact < 2**53).all()
+
+
 def test_bootstrap_is_seeded():
     data = random_rows(3, n_images=30)
     first = stats.lgip_statistics(**data, bootstrap=300, seed=1)
