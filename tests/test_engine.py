@@ -1,6 +1,7 @@
 """The scoring engine on tiny real models and real COCO images: parity, unique encodes, bad rows."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -19,6 +20,7 @@ from lgip_dataset import schema
 from lgip_dataset.errors import DataError
 from lgip_metric.engine import score_dataset
 from lgip_dataset import SAMPLE_DIR
+from lgip_metric import join as join_module
 from lgip_metric.join import ScoreJoin
 from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip, same_scores, straightforward_scores
 
@@ -124,6 +126,7 @@ def test_output_files_and_provenance(dataset, tmp_path):
     assert {"torch", "open_clip", "transformers", "datasets"} <= set(p["libraries"])
     assert {"source", "config", "fingerprint", "seed", "lexicon_version"} <= set(p["dataset"])
     assert {"load_model_s", "images_s", "texts_s", "total_s"} <= set(p["timing"])
+    assert p["scores"]["sha256"] == hashlib.sha256(run.scores_path.read_bytes()).hexdigest()  # hashed while written
     pairs = read_config(dataset, schema.PAIRS)
     texts = {r["caption"] for r in pairs} | {r["variant"] for r in pairs}
     counts = p["counts"]
@@ -219,7 +222,10 @@ def test_the_join_keeps_few_text_embeddings_at_once(tmp_path, monkeypatch):
     assert max(held) < run.provenance.counts["unique_texts"] / 10
 
 
-def test_join_equals_one_product_in_any_arrival_order():
+@pytest.mark.parametrize("block_rows", [None, 1, 3])  # None: every call's rows in one block
+def test_join_equals_one_product_in_any_arrival_order(block_rows, monkeypatch):
+    if block_rows is not None:  # rows scored a few at a time give the same values
+        monkeypatch.setattr(join_module, "BLOCK_BYTES", 8 * 16 * block_rows)
     rng = np.random.default_rng(0)
     images = F.normalize(torch.randn(5, 16), dim=-1)
     texts = F.normalize(torch.randn(40, 16), dim=-1)
