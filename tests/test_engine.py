@@ -17,10 +17,10 @@ import torch.nn.functional as F
 from PIL import Image
 
 from lgip_dataset import schema
-from lgip_dataset.errors import DataError
+from lgip_dataset.errors import DataError, LGIPError
 from lgip_metric.engine import score_dataset
 from lgip_dataset import SAMPLE_DIR
-from lgip_metric import join as join_module
+from lgip_metric import engine, join as join_module
 from lgip_metric.join import ScoreJoin
 from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip, same_scores, straightforward_scores
 
@@ -174,6 +174,26 @@ def test_autocast_precision_is_opt_in_and_close(dataset, tmp_path):
 def test_limit_scores_the_first_rows(dataset, tmp_path):
     run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", num_workers=0, progress=False, limit=5)
     assert run.provenance.counts["rows"] == 5 and len(run.scores()) == 5
+
+
+def test_rows_changed_while_scoring_are_refused_not_written(dataset, tmp_path, monkeypatch):
+    """The rows are read again to be written: a config rewritten meanwhile is an error, not misaligned scores."""
+    folder = unique(tmp_path)
+    shutil.copytree(dataset, folder)
+    shard = next((folder / schema.PAIRS).glob("*.parquet"))
+    find_texts = engine.unique_texts
+
+    def rewriting(rows, *args):
+        found = find_texts(rows, *args)
+        table = pq.read_table(shard)
+        pq.write_table(table.set_column(table.schema.get_field_index("caption"), "caption",
+                                        pa.array(["another caption"] * table.num_rows)), shard)
+        return found
+
+    monkeypatch.setattr(engine, "unique_texts", rewriting)
+    with pytest.raises(LGIPError, match=r"config 'pairs' of .* changed while it was scored; score it again"):
+        score_dataset("random:tiny-clip", folder, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
+    assert not (tmp_path / "out" / "scores.parquet").exists()
 
 
 def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
