@@ -13,6 +13,9 @@ Memory grows with the images and captions, not with every variant: the image emb
 the text embeddings stream through :class:`lgip_metric.join.ScoreJoin` (each scored as it arrives
 and dropped once no row waits for it), token ids exist per batch only, and under torchrun ranks
 exchange the image embeddings, the caption embeddings other ranks' rows need and the per-row scores.
+The rows' memory-mapped table is let go while the texts stream and read again to be written, the
+score file is hashed as it is written rather than held, and large blocks are never carved from the
+C heap (:mod:`lgip_metric.heap`).
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from tqdm.auto import tqdm
 from lgip_dataset import hub_io, schema
 from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.errors import LGIPError
-from lgip_metric import distributed
+from lgip_metric import distributed, heap
 from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
@@ -108,6 +111,7 @@ def score_dataset(
     if cache_root is not None:
         check_writable(cache_root)
     chosen = select_device(device)
+    heap.map_large_blocks()
     ctx = distributed.setup(chosen)
     try:
         job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started)
@@ -129,6 +133,7 @@ class _Job:
         self.spec, self.dataset, self.out_dir, self.config = spec, dataset, out_dir, config
         self.batch_size, self.ctx, self.show, self.started = batch_size, ctx, show, started
         self.timing: dict[str, float] = {}
+        self.fingerprint: str | None = None  # the scored config's content hash, taken when its rows are first read
 
     def _tick(self, name: str, since: float) -> float:
         now = time.perf_counter()
@@ -145,6 +150,7 @@ class _Job:
         image_ids = image_ids.to_numpy()
         image_idx, *group_image_idx = np.split(all_idx, np.cumsum([len(c) for c in id_columns])[:-1])
         image_source, positions = image_positions(self.dataset, image_ids)
+        self.fingerprint = hub_io.fingerprint(self.dataset, self.config)
         t = self._tick("load_data", t)
 
         encoder = load_model(self.spec, device=device, precision=precision)
@@ -160,6 +166,9 @@ class _Job:
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
         texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
+        # The rows' Arrow table is memory-mapped: let go, the pages it touched leave this process while
+        # the texts stream; rank 0 reads it again to write the scores.
+        del rows, id_columns
         image_columns = {"s_original": (image_idx[keep], caption_idx[keep]), "s_variant": (image_idx[keep], variant_idx[keep])}
         group_keep = None
         if groups is not None:
@@ -168,6 +177,8 @@ class _Job:
                 image_columns[name] = (group_image_idx[i][group_keep], group_text_idx[j][group_keep])
         values, text_stats = self._score_texts(encoder, texts, cache, image_emb, image_columns,
                                                (caption_idx[keep], variant_idx[keep]), workers)
+        n_texts = len(texts)
+        del image_emb, texts, image_columns  # let go before the rows are read again and written
         t = self._tick("texts", t)
         scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
         groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
@@ -184,12 +195,15 @@ class _Job:
             {"image_id": int(image_ids[i]), "reason": reason, "rows": int((image_idx == i).sum())}
             for i, reason in sorted(failed.items())
         ]
+        rows = read_rows(self.dataset, self.config, limit)
+        if hub_io.fingerprint(self.dataset, self.config) != self.fingerprint:
+            raise LGIPError(f"config {self.config!r} of {self.dataset} changed while it was scored; score it again")
         counts = {
             "rows": rows.num_rows,
             "scored_rows": int(keep.sum()),
             "skipped_rows": int((~keep).sum()),
             "unique_images": len(image_ids),
-            "unique_texts": len(texts),
+            "unique_texts": n_texts,
             "skipped_images": skipped,
             "encoded_images": image_stats["encoded"],
             "encoded_texts": text_stats["encoded"],
@@ -357,7 +371,7 @@ class _Job:
             "dataset": {
                 "source": str(self.dataset),
                 "config": self.config,
-                "fingerprint": hub_io.fingerprint(self.dataset, self.config),
+                "fingerprint": self.fingerprint,
                 "seed": info.get("seed"),
                 "lexicon_version": info.get("lexicon_version"),
             },
@@ -379,14 +393,26 @@ def _embed_dim(encoder: Encoder) -> int:
     return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
 
 
+class _HashingFile:
+    """A binary file that hashes (SHA-256) every byte written to it on the way."""
+
+    def __init__(self, handle):
+        self.handle, self.digest = handle, hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return self.handle.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.handle, name)
+
+
 def _write_table(table: pa.Table, path: Path, columns) -> tuple[pa.Table, str]:
     """Write ``columns`` of a score table as parquet atomically; return them (what reading the file
-    gives) and the file's SHA-256, hashed from the bytes before they are written (the file is never
-    read back)."""
+    gives) and the file's SHA-256, hashed from the bytes as they are written (the file is never read
+    back, nor held whole in memory)."""
     table = table.select(list(columns))
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    data = sink.getvalue()
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-    return table, hashlib.sha256(data).hexdigest()
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        sink = _HashingFile(handle)
+        pq.write_table(table, sink)
+    return table, sink.digest.hexdigest()

@@ -58,21 +58,27 @@ def read_groups(dataset) -> pa.Table | None:
 
 def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Table | None = None):
     """Unique normalised texts over captions, variants (and group captions), and the index into them
-    of each row's caption and variant (and of each group's ``caption_a``/``caption_b``)."""
+    of each row's caption and variant (and of each group's ``caption_a``/``caption_b``).
+
+    The text columns are hashed in Arrow: Python strings are made for the distinct raw texts only,
+    not for every cell (a caption repeats in each of its rows), which left the heap holding freed
+    strings between the kept ones."""
     columns = [rows.column(name) for name in ("caption", "variant")]
     columns += [groups.column(name) for name in GROUP_TEXTS] if groups is not None else []
-    raw = [x for column in columns for x in column.to_pylist()]
-    bad = next((i for i, x in enumerate(raw) if not isinstance(x, str)), None)
-    if bad is not None:
-        if bad < 2 * rows.num_rows:
-            raise DataError(f"row {rows.column('row_id')[bad % rows.num_rows].as_py()!r} of the dataset has no "
-                            "caption/variant text")
-        group = groups.column("group_id")[(bad - 2 * rows.num_rows) % groups.num_rows].as_py()
-        raise DataError(f"group {group!r} of the dataset's groups config has no caption text")
-    raw_codes, raw_unique = pd.factorize(pd.Series(raw, dtype=object))
-    codes, uniques = pd.factorize(pd.Series([normalize(x) for x in raw_unique], dtype=object), sort=True)
+    for k, column in enumerate(columns):
+        if column.null_count:
+            bad = pc.index(pc.is_null(column), True).as_py()
+            if k < 2:
+                raise DataError(f"row {rows.column('row_id')[bad].as_py()!r} of the dataset has no caption/variant text")
+            raise DataError(f"group {groups.column('group_id')[bad].as_py()!r} of the dataset's groups config has no caption text")
+    raw = pa.chunked_array([chunk for column in columns for chunk in column.cast(columns[0].type).chunks], columns[0].type)
+    raw_unique = pc.unique(raw)
+    raw_codes = pc.index_in(raw, value_set=raw_unique).to_numpy()
+    codes, uniques = pd.factorize(pd.Series([normalize(x) for x in raw_unique.to_pylist()], dtype=object), sort=True)
     codes = codes[raw_codes]
     bounds = np.cumsum([0] + [len(c) for c in columns])
+    del raw, raw_unique
+    pa.default_memory_pool().release_unused()  # Arrow's pool keeps the hash tables' pages otherwise
     return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 

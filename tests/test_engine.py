@@ -1,6 +1,7 @@
 """The scoring engine on tiny real models and real COCO images: parity, unique encodes, bad rows."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -16,9 +17,10 @@ import torch.nn.functional as F
 from PIL import Image
 
 from lgip_dataset import schema
-from lgip_dataset.errors import DataError
+from lgip_dataset.errors import DataError, LGIPError
 from lgip_metric.engine import score_dataset
 from lgip_dataset import SAMPLE_DIR
+from lgip_metric import engine, join as join_module
 from lgip_metric.join import ScoreJoin
 from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip, same_scores, straightforward_scores
 
@@ -124,6 +126,7 @@ def test_output_files_and_provenance(dataset, tmp_path):
     assert {"torch", "open_clip", "transformers", "datasets"} <= set(p["libraries"])
     assert {"source", "config", "fingerprint", "seed", "lexicon_version"} <= set(p["dataset"])
     assert {"load_model_s", "images_s", "texts_s", "total_s"} <= set(p["timing"])
+    assert p["scores"]["sha256"] == hashlib.sha256(run.scores_path.read_bytes()).hexdigest()  # hashed while written
     pairs = read_config(dataset, schema.PAIRS)
     texts = {r["caption"] for r in pairs} | {r["variant"] for r in pairs}
     counts = p["counts"]
@@ -173,6 +176,26 @@ def test_limit_scores_the_first_rows(dataset, tmp_path):
     assert run.provenance.counts["rows"] == 5 and len(run.scores()) == 5
 
 
+def test_rows_changed_while_scoring_are_refused_not_written(dataset, tmp_path, monkeypatch):
+    """The rows are read again to be written: a config rewritten meanwhile is an error, not misaligned scores."""
+    folder = unique(tmp_path)
+    shutil.copytree(dataset, folder)
+    shard = next((folder / schema.PAIRS).glob("*.parquet"))
+    find_texts = engine.unique_texts
+
+    def rewriting(rows, *args):
+        found = find_texts(rows, *args)
+        table = pq.read_table(shard)
+        pq.write_table(table.set_column(table.schema.get_field_index("caption"), "caption",
+                                        pa.array(["another caption"] * table.num_rows)), shard)
+        return found
+
+    monkeypatch.setattr(engine, "unique_texts", rewriting)
+    with pytest.raises(LGIPError, match=r"config 'pairs' of .* changed while it was scored; score it again"):
+        score_dataset("random:tiny-clip", folder, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
+    assert not (tmp_path / "out" / "scores.parquet").exists()
+
+
 def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
     folder = unique(tmp_path)
     shutil.copytree(dataset / schema.IMAGES, folder / schema.IMAGES)
@@ -219,7 +242,10 @@ def test_the_join_keeps_few_text_embeddings_at_once(tmp_path, monkeypatch):
     assert max(held) < run.provenance.counts["unique_texts"] / 10
 
 
-def test_join_equals_one_product_in_any_arrival_order():
+@pytest.mark.parametrize("block_rows", [None, 1, 3])  # None: every call's rows in one block
+def test_join_equals_one_product_in_any_arrival_order(block_rows, monkeypatch):
+    if block_rows is not None:  # rows scored a few at a time give the same values
+        monkeypatch.setattr(join_module, "BLOCK_BYTES", 8 * 16 * block_rows)
     rng = np.random.default_rng(0)
     images = F.normalize(torch.randn(5, 16), dim=-1)
     texts = F.normalize(torch.randn(40, 16), dim=-1)
