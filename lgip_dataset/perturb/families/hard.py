@@ -166,12 +166,11 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
     if name == "hard_object" and _after_to(ctx, first):
         return None
     original = key(ctx, candidates[0].original)
-    context = context_words(ctx, first, end, original[0])
-    if original[0] in "np":
-        context = scorer.informative(original, context)
+    context, colours = context_words(ctx, first, end, original[0]), ()
+    if original[0] in "np":  # a noun or a place: its informative context words, and the colours modifying it
+        context, colours = scorer.informative(original, context), modifying_colours(ctx, first)
     words = caption_words(ctx, first, end)
     scene = scene_nouns(words) if SCENE[name] else ()
-    colours = modifying_colours(ctx, first) if name == "hard_object" else ()
     tiers: dict[int, list] = {}
     for variant in candidates:
         kin = kin_of(ctx, variant, first, end)
