@@ -14,8 +14,6 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
-
 from lgip_dataset import hub_io, schema
 from lgip_dataset.ngram import BigramKN
 from lgip_metric import blind, stats
