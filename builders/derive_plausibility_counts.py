@@ -36,6 +36,7 @@ def derive(source: Path, exclude: list[Path]) -> tuple[dict, dict]:
     kept = [e for e in entries if e.image_id not in excluded]
     counts = count_captions(((e.image_id, c.text) for e in kept for c in e.captions), load_lexicon())
     data = counts.to_json()
+    data["image_ids"] = sorted(e.image_id for e in kept)  # so that a build never counts these images again
     data["source"] = {"captions": source.name, "excluded_images_of": [p.name for p in exclude],
                       "images": len(kept), "captions_counted": sum(len(e.captions) for e in kept),
                       "images_excluded": len(entries) - len(kept)}

@@ -158,6 +158,17 @@ def _types_section(families: dict, counts: dict, imported: dict) -> str:
     return "\n".join(lines)
 
 
+def _statistics_line(hard_flips: dict | None) -> str:
+    """The build section's line on the hard flips' statistics (none without hard flips)."""
+    if hard_flips is None:
+        return ""
+    extra = "".join(f"; `{r['file']}`: {r['captions']:,} captions of {r['images']:,} more images "
+                    f"({r['images_already_counted']:,} already counted)" for r in hard_flips["statistics_captions"])
+    return (f"\n- hard flips' statistics: `{hard_flips['shipped_counts']}` "
+            f"({hard_flips['shipped_source']['captions_counted']:,} captions of {hard_flips['shipped_source']['captions']}) "
+            f"and the build's own captions{extra}, cross-fitted over {hard_flips['folds']} image folds")
+
+
 def _skips_section(skips: dict) -> str:
     if not skips:
         return "No input row was skipped."
@@ -242,7 +253,8 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         f"captions per image ≤ {info['captions_per_image'] or 'all'}; images sampled: "
         f"{'all' if info['num_images'] is None else info['num_images']}\n"
         f"- lexicon version: {info['lexicon_version']}; lgip {info['lgip_version']}; "
-        f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}",
+        f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}"
+        + _statistics_line(info.get("hard_flips")),
         "## Skipped input\n\n" + _skips_section(info["skips"]),
     ]
     if images is not None:

@@ -7,7 +7,7 @@ finished ones and resumes.
 """
 from __future__ import annotations
 
-import hashlib
+import itertools
 import json
 import math
 import os
@@ -31,9 +31,10 @@ from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images, image_path_inside
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.families.hard import hard_flip_provenance
-from lgip_dataset.perturb.plausibility import build_counts, image_fold
+from lgip_dataset.perturb.plausibility import build_counts, image_fold, shipped_image_ids
 from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES, group_of
 from lgip_dataset.skips import SkipLog
+from lgip_dataset.statistics_captions import OPTION, StatisticsFile, file_sha256, read_statistics_files, statistics_captions
 
 IMAGES_PER_SHARD = 1000
 PAIRS_PER_SHARD = 500_000
@@ -58,6 +59,7 @@ class BuildConfig:
     image_ids: tuple[int, ...] | None = None
     families: tuple[str, ...] | str | None = None  # None: the paper's core set; see Perturber
     groups: bool = False  # mine EqBen-style 2x2 groups into the ``groups`` config
+    statistics_captions: tuple[Path, ...] = ()  # captions files added to the hard flips' statistics
     title: str = "LGIP: Language-Guided Invariance Probing"
     extra_card_sections: list[str] = field(default_factory=list)
 
@@ -83,6 +85,11 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     if config.images is not None and not Path(config.images).is_dir():
         raise DataError(f"--images {config.images} is not a folder")
     perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff, families=config.families)
+    hard = any(group_of(name) == "hard" for name in perturber.families)
+    if config.statistics_captions and not hard:
+        raise DataError(f"{OPTION} feeds only the hard families' statistics, and none is built; add the hard "
+                        "families (--families core,hard) or leave the option out")
+    statistics = read_statistics_files(config.statistics_captions)
     skips = SkipLog()
     entries, imported, captions_sha256 = _read_source(config, skips)
     license_ids = set(config.license_ids) if config.license_ids else None
@@ -97,8 +104,9 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     )
     staging = out.parent / f".{out.name}.partial"
     try:
-        _prepare_staging(staging, _build_key(config, captions_sha256))
-        counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, progress)
+        _prepare_staging(staging, _build_key(config, captions_sha256, statistics))
+        counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, progress,
+                                statistics)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
         raise
@@ -111,7 +119,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
 
 def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, perturber: Perturber,
                    selected: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog,
-                   progress: bool) -> dict:
+                   progress: bool, statistics: list[StatisticsFile]) -> dict:
     """Write every shard, the build record and the card into ``staging``; return the counts."""
     if config.images is not None:
         kept = _write_image_shards(staging, selected, Path(config.images), skips, progress)
@@ -120,13 +128,16 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
         selected = kept
     if not selected:
         raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
+    records = None
     if any(group_of(name) == "hard" for name in perturber.families):
-        perturber.plausibility = build_counts(((e.image_id, c.text) for e in selected for c in e.captions), progress)
+        extra, records = statistics_captions(statistics, {e.image_id for e in selected} | shipped_image_ids())
+        own = ((e.image_id, c.text) for e in selected for c in e.captions)
+        perturber.plausibility = build_counts(itertools.chain(own, extra), progress)
     counts = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
-    info = _build_info(config, captions_sha256, perturber.families, counts, skips)
+    info = _build_info(config, captions_sha256, perturber.families, counts, skips, records)
     atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
@@ -140,7 +151,7 @@ def _read_source(config: BuildConfig, skips: SkipLog) -> tuple[list[ImageEntry],
             raise DataError("--from sugarcrepe needs --images: instances whose image is missing are skipped")
         entries, imported = sugarcrepe.read_sugarcrepe(config.captions, config.images, skips)
         return entries, imported, sugarcrepe.sha256(config.captions)
-    return read_captions(config.captions, skips), {}, _sha256(Path(config.captions))
+    return read_captions(config.captions, skips), {}, file_sha256(Path(config.captions))
 
 
 def _count_lost_imports(dropped: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog) -> None:
@@ -151,20 +162,13 @@ def _count_lost_imports(dropped: list[ImageEntry], imported: dict[str, list[Vari
             skips.add("imported instance of a skipped image", f"image_id {entry.image_id}", count=lost)
 
 
-def _build_key(config: BuildConfig, captions_sha256: str) -> dict:
+def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[StatisticsFile]) -> dict:
     return {
         "config": {k: str(v) for k, v in asdict(config).items()},
         "captions_sha256": captions_sha256,
+        "statistics_sha256": [f.sha256 for f in statistics],
         "lexicon_version": LEXICON_VERSION,
     }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _prepare_staging(staging: Path, key: dict) -> None:
@@ -361,7 +365,7 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
 
 
 def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, ...], counts: dict,
-                skips: SkipLog) -> dict:
+                skips: SkipLog, statistics: list[dict] | None) -> dict:
     from lgip_dataset import __version__
 
     return {
@@ -381,7 +385,7 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
         + ([schema.GROUPS] if counts.get("groups", {}).get("total") else [])
         + ([schema.PLAUSIBILITY] if any(group_of(t) == "hard" for t in counts["flips"] if t != "total") else []),
-        **({"hard_flips": hard_flip_provenance()} if any(group_of(n) == "hard" for n in families) else {}),
+        **({"hard_flips": {**hard_flip_provenance(), "statistics_captions": statistics}} if statistics is not None else {}),
         "counts": counts,
         "skips": skips.as_dict(),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},

@@ -45,3 +45,12 @@ def test_draw_flips_is_seeded_and_refuses_too_many():
 def test_bench_scale_prints_peak_rss_growth_and_extrapolation(sample_coco_dir):
     out = _run("bench_scale.py", "--coco", str(sample_coco_dir), "--sizes", "3", "6", "--width", "64")
     assert "peak RSS MB" in out and "MB peak RSS per 1,000 images" in out and "extrapolated to 40,000 images" in out
+
+
+def test_hard_coverage_prints_coverage_per_pool_and_the_projection(sample_coco_dir):
+    captions = sample_coco_dir / "annotations" / "captions_val2017.json"
+    out = _run("hard_coverage.py", "--captions", str(captions), "--sample", "40", "--fractions", "0.5", "1")
+    rows = [line.split() for line in out.splitlines() if line.split() and line.split()[0].replace(",", "").isdigit()]
+    assert len(rows) == 2 and int(rows[0][0].replace(",", "")) < int(rows[1][0].replace(",", ""))
+    assert all(0.0 <= float(row[1].rstrip("%")) <= 100.0 for row in rows)
+    assert "per doubling of the captions counted" in out and "projected to 616,767 captions" in out

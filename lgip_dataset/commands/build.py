@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep only images with these COCO license ids, e.g. 4,5 (CC BY, CC BY-SA)")
     parser.add_argument("--image-ids", type=_id_list, default=None,
                         help="keep only these image ids: a comma-separated list or @FILE with one id per line")
+    parser.add_argument("--statistics-captions", type=Path, nargs="+", default=(), metavar="CAPTIONS_JSON",
+                        help="more COCO/Karpathy captions files for the hard flips' statistics (e.g. the 2017 train "
+                             "captions): more captions give more captions a hard flip; each image is counted once")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -81,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         image_ids=args.image_ids,
         families=resolve_families(args.families, what="--families") if args.families else None,
         groups=args.groups,
+        statistics_captions=tuple(args.statistics_captions),
         **card,
     )
     start = time.perf_counter()

@@ -302,8 +302,8 @@ def count_captions(captions: Iterable[tuple[object, str]], lex: Lexicon | None =
 
 
 def build_counts(captions: Iterable[tuple[object, str]], progress: bool = False) -> FoldedCounts:
-    """The hard families' statistics for a build: the shipped counts plus the build's own
-    (image id, caption) pairs, each in its image's fold."""
+    """The hard families' statistics for a build: the shipped counts plus the build's own (image id,
+    caption) pairs and those of its ``--statistics-captions`` files, each in its image's fold."""
     folded = shipped_counts()
     lex = load_lexicon()
     for image_id, caption in tqdm(captions, desc="plausibility counts", unit="caption", disable=not progress):
@@ -317,13 +317,19 @@ def provenance() -> dict:
             "min_cooccurrence": MIN_COOCCURRENCE, "min_ratio": MIN_RATIO, "min_scene": MIN_SCENE,
             "shipped_counts": COUNTS_FILE,
             "shipped_counts_version": COUNTS_VERSION, "shipped_source": _shipped_json()["source"],
-            "build_counts": "the build's own captions, added to their image's fold"}
+            "build_counts": "the build's own captions and those of its --statistics-captions files (each image "
+                            "once), added to their image's fold"}
 
 
 @lru_cache(maxsize=1)
 def _shipped_json() -> dict:
     data = resources.files("lgip_dataset.lexicons").joinpath(COUNTS_FILE).read_bytes()
     return json.loads(gzip.decompress(data))
+
+
+def shipped_image_ids() -> frozenset:
+    """The image ids whose captions the shipped table counts."""
+    return frozenset(_shipped_json()["image_ids"])
 
 
 def shipped_counts() -> FoldedCounts:
