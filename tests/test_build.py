@@ -101,7 +101,7 @@ def test_build_with_extra_families_and_groups(tmp_path):
         == {r["variant_id"]: r for r in core_pairs}  # the core selection is unchanged by extra families
     assert {"negation", "binding", "relation", "spatial", "scramble_all", "syntactic"} <= set(pairs["type"])
     info = json.loads((out / BUILD_INFO).read_text())
-    assert info["families"]["negation"] == {"kind": "flip", "version": "1.1.0"}
+    assert info["families"]["negation"] == {"kind": "flip", "version": "1.2.0"}
     assert info["counts"]["groups"] == {"total": 2, "color": 1, "spatial": 1} == summary.counts["groups"]
     assert info["counts"]["flips"]["scramble_all"] == pairs["type"].count("scramble_all")
     card = (out / "README.md").read_text()

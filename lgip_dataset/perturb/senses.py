@@ -88,11 +88,17 @@ def compound_modifier(ctx: CaptionContext, i: int) -> bool:
             and not any(prev.low == phrase[-1] for phrase in ctx.lex.quantity_phrases))  # "a dozen donuts"
 
 
+MAX_MODIFIERS = 3  # words between a noun and its article or "of" that the rules below look across
+
+
 def in_partitive_frame(ctx: CaptionContext, i: int) -> bool:
-    """True when token ``i`` follows "<partitive head> of" (optionally with a determiner between):
-    "pieces of luggage", "a slice of the pizza", "a pair of scissors"."""
+    """True when token ``i`` follows "<partitive head> of" (optionally with a determiner and up to
+    MAX_MODIFIERS content words between): "pieces of luggage", "a slice of the pizza", "a pair of
+    scissors", "a pair of gold scissors"."""
     j = i - 1
-    if j >= 1 and ctx.joined(j, i) and ctx.tokens[j].low in ("the", "a", "an", "his", "her", "their", "some"):
+    while j >= i - MAX_MODIFIERS and j >= 1 and ctx.joined(j, j + 1) and ctx.is_content(ctx.tokens[j]):
+        j -= 1
+    if j >= 1 and ctx.joined(j, j + 1) and ctx.tokens[j].low in ("the", "a", "an", "his", "her", "their", "some"):
         j -= 1
     return (j >= 1 and ctx.joined(j, j + 1) and ctx.tokens[j].low == "of" and ctx.joined(j - 1, j)
             and ctx.tokens[j - 1].low in ctx.lex.partitive_heads)
@@ -111,10 +117,30 @@ def after_coreference_cue(ctx: CaptionContext, i: int) -> bool:
     return before is not None and before.low in cues and ctx.is_content(prev) and not is_noun_like(prev.low)
 
 
+def _determiner_before(ctx: CaptionContext, i: int) -> Token | None:
+    """The word before the modifiers of the noun at token ``i``: up to MAX_MODIFIERS adjectives,
+    participles, adverbs and colours, with "and" or a comma between ("a small white sheep", "a black
+    and a white sheep", "a freshly shorn sheep"); None where a noun-like word or the caption's start
+    comes first."""
+    j, modifiers = i - 1, 0
+    while j >= 0 and ctx.joined(j, j + 1):
+        tok = ctx.tokens[j]
+        if tok.low in ("and", ","):
+            j -= 1
+            continue
+        if modifiers == MAX_MODIFIERS or not (tok.low in ctx.lex.color_group
+                                              or (ctx.is_content(tok) and not is_noun_like(tok.low))):
+            return tok
+        modifiers += 1
+        j -= 1
+    return None
+
+
 def noun_number(ctx: CaptionContext, unit: Unit) -> str:
     """"singular" or "plural". A noun right after "a"/"an" is singular even if written plural ("a
     women"), one right after a number above one plural even if written singular ("two giraffe");
-    words like "sheep" are decided from their neighbours, plural by default."""
+    words like "sheep" are decided from their neighbours ("a white sheep", "this sheep", "the sheep
+    is", "sheep are"; across the modifiers of :func:`_determiner_before`), plural by default."""
     prev, nxt = ctx.prev_word(unit.start), ctx.next_word(unit.end - 1)
     if prev is not None and prev.low in ("a", "an"):
         return "singular"
@@ -122,7 +148,11 @@ def noun_number(ctx: CaptionContext, unit: Unit) -> str:
         return "plural"
     if unit.form.number != "both":
         return unit.form.number
-    if (prev is not None and prev.low in SINGULAR_CUES_BEFORE) or (nxt is not None and nxt.low in SINGULAR_CUES_AFTER):
+    det = _determiner_before(ctx, unit.start)
+    if det is not None and ctx.lex.numbers.get(det.low, 1) > 1:
+        return "plural"
+    if (det is not None and det.low in SINGULAR_CUES_BEFORE | {"a", "an"}) \
+            or (nxt is not None and nxt.low in SINGULAR_CUES_AFTER):
         return "singular"
     return "plural"
 

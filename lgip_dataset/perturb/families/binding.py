@@ -43,7 +43,7 @@ def _swap(ctx: CaptionContext, i: int, j: int) -> Variant:
     return region_flip(ctx, "binding", (a.start, b.end), edits)
 
 
-@register("binding", "flip", version="1.0.0")
+@register("binding", "flip", version="1.1.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per two attribute-noun pairs with different attributes and unrelated nouns."""
     swaps = [_swap(ctx, i, j) for (i, u), (j, w) in combinations(attribute_pairs(ctx), 2)

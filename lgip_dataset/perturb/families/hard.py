@@ -65,7 +65,7 @@ MARGIN = 1.0  # candidates this much more likely than the caption (in nats) are 
 # count words differ little in context, and text alone reads "A dog" as likelier than "Two dogs", so a count
 # flip must stay closer to the caption's likelihood
 MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
-VERSION = "1.3.0"
+VERSION = "1.4.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:

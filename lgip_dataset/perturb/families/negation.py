@@ -67,7 +67,7 @@ def _negated_attribute(ctx: CaptionContext, i: int, unit: Unit) -> Variant:
     return region_flip(ctx, "negation", span, [(*span, new), *article_edit(ctx, i, new)])
 
 
-@register("negation", "flip", version="1.1.0")
+@register("negation", "flip", version="1.2.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per be-verb, per -ing relation after a noun and per attribute of a noun."""
     if ctx.text.rstrip().endswith("?") or any(t.low in NEGATORS for t in ctx.tokens):

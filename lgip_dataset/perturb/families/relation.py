@@ -72,7 +72,7 @@ def _agrees_with_a_verb(ctx: CaptionContext, a: NounPhrase, b: NounPhrase) -> bo
     return any(w is not None and w.low in AGREEING_VERBS for w in neighbours)
 
 
-@register("relation", "flip", version="1.1.0")
+@register("relation", "flip", version="1.2.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per two consecutive noun phrases joined by a relation, with different nouns."""
     phrases = noun_phrases(ctx)

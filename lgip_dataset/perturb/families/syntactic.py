@@ -88,7 +88,7 @@ def passive(ctx: CaptionContext, phrases: list[NounPhrase], core: str, end: str)
     return [_cap(text, core) + end]
 
 
-@register("syntactic", "paraphrase", version="1.1.0")
+@register("syntactic", "paraphrase", version="1.2.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per applicable rewrite (existential, respectively, passive)."""
     core, end = split_caption(ctx.text)
