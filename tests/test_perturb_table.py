@@ -93,6 +93,12 @@ SITES = [
     # number of invariant nouns, case, other scripts
     ("Sheep grazing in a field.", [("object", "Sheep", 0)]),
     ("A sheep standing in a field.", [("object", "sheep", 2)]),
+    ("A small white sheep in a field.", [("color", "white", 8), ("object", "sheep", 14)]),  # "a": singular
+    ("A black and a white sheep.", [("color", "white", 14), ("object", "sheep", 20)]),
+    ("A herd of white sheep.", [("color", "white", 10), ("object", "sheep", 16)]),  # plural after "of"
+    # partitive frames across modifiers: no object flip of the counted noun
+    ("A pair of gold scissors on a desk.", [("color", "gold", 10), ("object", "desk", 29)]),
+    ("A piece of chocolate cake on a plate.", [("object", "plate", 31)]),
     ("A TV in a room", [("object", "TV", 2)]),
     ("Dogs running on a beach", [("object", "Dogs", 0)]),
     ("An old dog sleeping.", [("object", "dog", 7)]),
@@ -125,6 +131,7 @@ def test_table_is_large_enough():
 
 def test_plural_nouns_flip_to_plural_nouns():
     for caption, original in [("Two dogs playing in the snow.", "dogs"), ("Sheep grazing in a field.", "Sheep"),
+                              ("A herd of white sheep.", "sheep"), ("Three white sheep in a field.", "sheep"),
                               ("A bowl of oranges and apples.", "oranges"), ("Two hot dogs on a plate", "hot dogs")]:
         reps = {f.replacement.lower() for f in flips_of(caption, original)}
         assert reps and reps <= PLURALS, reps - PLURALS
@@ -132,7 +139,9 @@ def test_plural_nouns_flip_to_plural_nouns():
 
 def test_singular_nouns_flip_to_singular_nouns():
     for caption, original in [("A sheep standing in a field.", "sheep"), ("A dog on a couch", "dog"),
-                              ("A hot dog with mustard on a plate.", "hot dog")]:
+                              ("A hot dog with mustard on a plate.", "hot dog"), ("A small white sheep in a field.", "sheep"),
+                              ("A black and a white sheep.", "sheep"), ("A freshly shorn sheep.", "sheep"),
+                              ("A close up of a fluffy sheep's face.", "sheep")]:
         reps = {f.replacement.lower() for f in flips_of(caption, original)}
         assert reps and reps <= SINGULARS, reps - SINGULARS
 
