@@ -5,27 +5,36 @@
     python benchmarks/draw_flips.py BUILD [--n 60] [--seed 0] [--types object,color,count]
 
 Prints a Markdown table (number, type, caption, flip, and empty judgement columns) of ``--n``
-flips drawn uniformly from the ``pairs`` config's flips of ``--types``, in a fixed order, so the
-same folder and seed always give the same sample (docs/judged_core_flips.md is one).
+flips drawn uniformly from the ``pairs`` config's flips of ``--types``: the ``--n`` distinct
+(caption, flip) texts with the smallest SHA-256 of the seed and the two texts. The same folder and
+seed always give the same sample (docs/judged_core_flips.md is one), and a flip keeps its rank in
+any other build that has it, so a rebuild that changes a few flips changes only those in the sample
+and the judgements of the others carry over.
 """
 from __future__ import annotations
 
 import argparse
-import random
+import hashlib
 import sys
 from pathlib import Path
 
 import datasets
 
 
+def rank(seed: int, caption: str, variant: str) -> str:
+    """A flip's place in the draw of ``seed``: the SHA-256 of the seed and its texts."""
+    return hashlib.sha256(f"{seed}\n{caption.strip()}\n{variant}".encode()).hexdigest()
+
+
 def draw(folder: Path, n: int, seed: int, types: set[str]) -> list[dict]:
-    """``n`` flips of ``types`` from ``folder``'s pairs, drawn with ``random.Random(seed)``."""
+    """The ``n`` distinct flips of ``types`` in ``folder``'s pairs that :func:`rank` puts first."""
     pairs = datasets.load_dataset(str(folder), "pairs", split="test")
-    rows = sorted((r for r in pairs.select_columns(["row_id", "caption", "variant", "type", "kind"])
-                   if r["kind"] == "flip" and r["type"] in types), key=lambda r: r["row_id"])
+    rows = {rank(seed, r["caption"], r["variant"]): r
+            for r in pairs.select_columns(["caption", "variant", "type", "kind"])
+            if r["kind"] == "flip" and r["type"] in types}
     if len(rows) < n:
         raise SystemExit(f"{folder}: only {len(rows)} flips of {sorted(types)}; ask for --n {len(rows)} or fewer")
-    return random.Random(seed).sample(rows, n)
+    return [rows[key] for key in sorted(rows)[:n]]
 
 
 def main(argv: list[str] | None = None) -> None:

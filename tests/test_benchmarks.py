@@ -42,6 +42,31 @@ def test_draw_flips_is_seeded_and_refuses_too_many():
     assert done.returncode != 0 and "ask for --n" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_draw_flips_keeps_its_sample_when_other_flips_change(monkeypatch):
+    """A rebuild that drops or changes some flips changes only those in the draw: every other drawn
+    flip keeps its place, so its judgement carries over."""
+    import importlib.util
+
+    import datasets
+
+    from lgip_dataset import SAMPLE_DIR
+
+    spec = importlib.util.spec_from_file_location("draw_flips", REPO / "benchmarks" / "draw_flips.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    types = {"object", "color", "count"}
+    full = [(r["caption"], r["variant"]) for r in module.draw(SAMPLE_DIR, 6, 3, types)]
+    real = datasets.load_dataset
+
+    def rebuilt(*args, **kwargs):  # the first drawn flip and every other undrawn row are gone
+        pairs = real(*args, **kwargs)
+        return pairs.filter(lambda r, i: (r["caption"], r["variant"]) != full[0]
+                            and ((r["caption"], r["variant"]) in full or i % 2 == 0), with_indices=True)
+    monkeypatch.setattr(datasets, "load_dataset", rebuilt)
+    again = [(r["caption"], r["variant"]) for r in module.draw(SAMPLE_DIR, 6, 3, types)]
+    assert again[:5] == full[1:] and again[5] not in full
+
+
 def test_bench_scale_prints_peak_rss_growth_and_extrapolation(sample_coco_dir):
     out = _run("bench_scale.py", "--coco", str(sample_coco_dir), "--sizes", "3", "6", "--width", "64")
     assert "peak RSS MB" in out and "MB peak RSS per 1,000 images" in out and "extrapolated to 40,000 images" in out

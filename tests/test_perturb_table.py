@@ -98,6 +98,7 @@ SITES = [
     ("A herd of white sheep.", [("color", "white", 10), ("object", "sheep", 16)]),  # plural after "of"
     # partitive frames across modifiers: no object flip of the counted noun
     ("A pair of gold scissors on a desk.", [("color", "gold", 10), ("object", "desk", 29)]),
+    ("A player is up to bat in a baseball game.", []),  # "to bat": a verb, not the noun
     ("A piece of chocolate cake on a plate.", [("object", "plate", 31)]),
     ("A TV in a room", [("object", "TV", 2)]),
     ("Dogs running on a beach", [("object", "Dogs", 0)]),

@@ -53,13 +53,13 @@ def _pronoun_genders(ctx: CaptionContext) -> dict[int, str]:
 
 
 def _bare_object(ctx: CaptionContext, unit: Unit) -> bool:
-    """True for a singular noun right after a verb or a preposition with no determiner ("eating
-    pizza", "playing frisbee", "laying in bed"): a mass, activity or idiom use that a countable
-    replacement would break ("eating bench", "laying in remote")."""
+    """True for a singular noun right after a verb, a preposition or "to" with no determiner ("eating
+    pizza", "playing frisbee", "laying in bed", "up to bat"): a mass, activity, idiom or verb use that a
+    countable replacement would break ("eating bench", "laying in remote", "up to baby")."""
     prev = ctx.prev_word(unit.start)
     if noun_number(ctx, unit) != "singular" or prev is None:
         return False
-    if prev.low in PREPOSITIONS:
+    if prev.low in PREPOSITIONS or prev.low == "to":
         return True
     return (ctx.is_content(prev) and (prev.low.endswith("ing") or present_verb_number(prev.low) is not None)
             and not can_be_noun(prev.low))
