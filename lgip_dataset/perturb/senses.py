@@ -118,10 +118,10 @@ def after_coreference_cue(ctx: CaptionContext, i: int) -> bool:
 
 
 def _determiner_before(ctx: CaptionContext, i: int) -> Token | None:
-    """The word before the modifiers of the noun at token ``i``: up to MAX_MODIFIERS adjectives,
-    participles, adverbs and colours, with "and" or a comma between ("a small white sheep", "a black
-    and a white sheep", "a freshly shorn sheep"); None where a noun-like word or the caption's start
-    comes first."""
+    """The first word before the noun at token ``i`` that is none of its modifiers (up to
+    MAX_MODIFIERS adjectives, participles, adverbs and colours, "and" or a comma between them): "a"
+    of "a small white sheep", "a black and a white sheep", "a freshly shorn sheep"; "of" of "a herd
+    of white sheep"; None at the caption's start."""
     j, modifiers = i - 1, 0
     while j >= 0 and ctx.joined(j, j + 1):
         tok = ctx.tokens[j]
