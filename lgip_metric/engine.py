@@ -14,8 +14,8 @@ the text embeddings stream through :class:`lgip_metric.join.ScoreJoin` (each sco
 and dropped once no row waits for it), token ids exist per batch only, and under torchrun ranks
 exchange the image embeddings, the caption embeddings other ranks' rows need and the per-row scores.
 The rows' memory-mapped table is let go while the texts stream and read again to be written, the
-score file is hashed as it is written rather than held, and large blocks are never carved from the
-C heap (:mod:`lgip_metric.heap`).
+score file is hashed as it is written rather than held, and blocks of 4 MiB and more are never carved
+from the C heap (:mod:`lgip_metric.heap`).
 """
 from __future__ import annotations
 
