@@ -119,13 +119,13 @@ def after_coreference_cue(ctx: CaptionContext, i: int) -> bool:
 
 def _determiner_before(ctx: CaptionContext, i: int) -> Token | None:
     """The first word before the noun at token ``i`` that is none of its modifiers (up to
-    MAX_MODIFIERS adjectives, participles, adverbs and colours, "and" or a comma between them): "a"
-    of "a small white sheep", "a black and a white sheep", "a freshly shorn sheep"; "of" of "a herd
-    of white sheep"; None at the caption's start."""
+    MAX_MODIFIERS adjectives, participles, adverbs and colours, "and" between them): "a" of "a small
+    white sheep", "a black and a white sheep", "a freshly shorn sheep"; "of" of "a herd of white
+    sheep"; None at the caption's start or at punctuation ("a small, white sheep")."""
     j, modifiers = i - 1, 0
     while j >= 0 and ctx.joined(j, j + 1):
         tok = ctx.tokens[j]
-        if tok.low in ("and", ","):
+        if tok.low == "and":
             j -= 1
             continue
         if modifiers == MAX_MODIFIERS or not (tok.low in ctx.lex.color_group
