@@ -26,9 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
+from lgip_dataset.coco import read_captions
+from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.plausibility import count_captions
 from lgip_dataset.perturb.registry import resolve_families
+from lgip_dataset.skips import SkipLog
 from lgip_dataset.statistics_captions import read_statistics_files, statistics_captions
 
 COCO_2017_CAPTIONS = 591_753 + 25_014  # train2017 + val2017
@@ -63,9 +66,16 @@ def coverage(sample: list[tuple[object, str]], pool: list[tuple[object, str]]) -
 
 def main() -> None:
     args = parse_args()
-    own, *extra = read_statistics_files([args.captions, *args.statistics_captions])
-    captions = [(e.image_id, c.text) for e in own.entries for c in e.captions]
-    more, _ = statistics_captions(extra, {e.image_id for e in own.entries})
+    try:
+        entries = read_captions(args.captions, SkipLog())
+        extra = read_statistics_files(args.statistics_captions)
+    except DataError as err:
+        raise SystemExit(f"hard_coverage.py: {err}") from None
+    captions = [(e.image_id, c.text) for e in entries for c in e.captions]
+    if args.sample > len(captions):
+        raise SystemExit(f"hard_coverage.py: --sample {args.sample} is more than the {len(captions):,} captions of "
+                         f"{args.captions}; ask for fewer")
+    more, _ = statistics_captions(extra, {e.image_id for e in entries})
     pool = captions + list(more)
     sample = random.Random(args.seed).sample([(i, c.strip()) for i, c in captions], args.sample)
     print(f"pool: {len(pool):,} captions of {len({i for i, _ in pool}):,} images; sample: {len(sample):,} captions "

@@ -79,3 +79,8 @@ def test_hard_coverage_prints_coverage_per_pool_and_the_projection(sample_coco_d
     assert len(rows) == 2 and int(rows[0][0].replace(",", "")) < int(rows[1][0].replace(",", ""))
     assert all(0.0 <= float(row[1].rstrip("%")) <= 100.0 for row in rows)
     assert "per doubling of the captions counted" in out and "projected to 616,767 captions" in out
+    for bad, says in ((["--captions", "missing.json"], "captions file not found: missing.json"),
+                      (["--captions", str(captions), "--sample", "100000"], "ask for fewer")):
+        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "hard_coverage.py"), *bad],
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode != 0 and says in done.stderr and "Traceback" not in done.stderr
