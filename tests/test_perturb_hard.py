@@ -424,12 +424,14 @@ def test_place_sites(caption, expected):
 # agreeing; no site where a pronoun refers back, a verb would be left unagreed, the noun is a possessor,
 # is mentioned twice, is uncountable or is no subject.
 ARTICLE_COUNTS = [
-    ("A dog is sleeping on a couch.", {"Two dogs are sleeping on a couch.", "Three dogs are sleeping on a couch."}),
+    ("A dog is sleeping on a couch.", {"Two dogs are sleeping on a couch.", "Three dogs are sleeping on a couch.",
+                                       "Dogs are sleeping on a couch."}),
     ("A large dog runs across the field.", {"Two large dogs run across the field.",
-                                            "Three large dogs run across the field."}),
+                                            "Three large dogs run across the field.", "Large dogs run across the field."}),
     ("A giraffe standing next to a tree.", {"Two giraffes standing next to a tree.",
-                                            "Three giraffes standing next to a tree."}),
-    ("AN ELEPHANT WALKING IN A RIVER.", {"TWO ELEPHANTS WALKING IN A RIVER.", "THREE ELEPHANTS WALKING IN A RIVER."}),
+                                            "Three giraffes standing next to a tree.", "Giraffes standing next to a tree."}),
+    ("AN ELEPHANT WALKING IN A RIVER.", {"TWO ELEPHANTS WALKING IN A RIVER.", "THREE ELEPHANTS WALKING IN A RIVER.",
+                                         "ELEPHANTS WALKING IN A RIVER."}),
     ("A man holding his phone.", set()),  # "his" refers back to the man
     ("A boy playing tennis runs to the ball.", set()),  # "runs" would stay singular
     ("A man's hat on a table.", set()),  # a possessor
@@ -438,14 +440,80 @@ ARTICLE_COUNTS = [
     ("A couple of dogs on a bed.", set()),  # a quantity phrase, the count family's site
     ("A broccoli on a plate.", set()),  # uncountable
     ("A stop sign on the corner of a street.", {"Two stop signs on the corner of a street.",
-                                                "Three stop signs on the corner of a street."}),
+                                                "Three stop signs on the corner of a street.",
+                                                "Stop signs on the corner of a street."}),
 ]
+
+
+# A plural subject with no determiner takes an article: caption -> its flip (None: no site).
+BARE_PLURALS = [
+    ("Dogs are sleeping on a couch.", "A dog is sleeping on a couch."),
+    ("Brown horses grazing in a field.", "A brown horse grazing in a field."),
+    ("Elephants walk through the grass.", "An elephant walks through the grass."),
+    ("Old men sit on a bench.", "An old man sits on a bench."),
+    ("ZEBRAS GRAZING IN A FIELD", "A ZEBRA GRAZING IN A FIELD"),
+    ("dogs sleeping on a bed", "a dog sleeping on a bed"),
+    ("People standing in a kitchen while they cook.", None),  # "they" refers back
+    ("The dogs are sleeping on a couch.", None),  # a determiner: no bare plural
+    ("Dogs playing with each other in a yard.", None),  # a reciprocal frame
+]
+
+
+@pytest.mark.parametrize("caption, expected", BARE_PLURALS)
+def test_bare_plural_subjects_take_an_article(caption, expected):
+    pools = Perturber(families="hard_count").hard_pools(caption)["hard_count"]
+    flips = {v.text for pool in pools for v in pool if v.replacement.lower().split()[0] in ("a", "an")}
+    assert flips == ({expected} if expected else set())
 
 
 @pytest.mark.parametrize("caption, expected", ARTICLE_COUNTS)
 def test_article_count_flips(caption, expected):
     ctx = CaptionContext(caption, LEX)
     assert {v.text for site in hard_sites.article_count_flips(ctx) for v in site} == expected
+
+
+# The reverse of the article counts: "two"/"three" counting a subject becomes "a"/"an", so counts go both
+# ways; never where a plural pronoun refers back, and never in a caption that says its count twice.
+SINGULAR_COUNTS = [
+    ("Two dogs are sleeping on a couch.", "A dog is sleeping on a couch."),
+    ("Two elephants walk through the grass.", "An elephant walks through the grass."),
+    ("Three people stand in the kitchen.", "A person stands in the kitchen."),
+    ("TWO DOGS ON A BED.", "A DOG ON A BED."),
+    ("Two men sit on a bench while they eat.", None),  # "they" refers back to the men
+    ("Two dogs are on a bed with three dogs.", None),  # a second count of the same noun
+    ("Three men watch while two of the men play.", None),  # the count said twice
+    ("Three people stand around the middle person.", None),  # "middle" needs three
+    ("Two zebras stand next to each other.", None),  # a reciprocal frame
+    ("Two pairs of skis lean on a wall.", None),  # no countable object subject
+]
+
+
+@pytest.mark.parametrize("caption, expected", SINGULAR_COUNTS)
+def test_counts_go_both_ways(caption, expected):
+    pools = Perturber(families="hard_count").hard_pools(caption)["hard_count"]
+    singular = {v.text for pool in pools for v in pool if v.replacement.lower() in ("a", "an")}
+    assert singular == ({expected} if expected else set())
+
+
+@pytest.mark.parametrize("caption", ["Three men watch while two of the men play.", "Both dogs are asleep on a bed.",
+                                     "A dog and the other dog on a bed.", "Three people stand around the middle person.",
+                                     "A pair of men stand at the corner.", "Two boys sit at a table with three boys."])
+def test_no_count_flip_where_the_caption_says_its_count_another_way(caption):
+    assert not Perturber(families="hard_count").hard_pools(caption)["hard_count"]
+    assert not [f for f in _hard_flips(caption) if f.type == "hard_count"]
+
+
+def test_a_noun_used_in_the_plural_is_never_a_singular_replacement():
+    pools = Perturber(families="hard_object").hard_pools("A man riding a snowboard down a snowy slope.")
+    assert not {v.replacement.lower() for pool in pools["hard_object"] for v in pool} & {"ski"}
+
+
+@pytest.mark.parametrize("caption, original, other_gender", [
+    ("A man works on his laptop at a desk.", "man", {"woman", "girl", "lady"}),
+    ("A woman rides her bike down the street.", "woman", {"man", "boy", "guy"})])
+def test_a_gendered_noun_keeps_its_gender_where_a_pronoun_refers_to_it(caption, original, other_gender):
+    pools = Perturber(families="hard_object").hard_pools(caption)["hard_object"]
+    assert not {v.replacement.lower() for pool in pools for v in pool if v.original.lower() == original} & other_gender
 
 
 # Kin of an object candidate (None: never a hard flip): caption, original, replacement, kin

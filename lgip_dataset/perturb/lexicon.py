@@ -65,6 +65,7 @@ class Lexicon:
     gerund_modifiers: frozenset[str]  # "warning" sign: a compound, its head is not flipped
     pronoun_gender: dict[str, str]  # "his" -> "male"
     relative_animate: frozenset[str]  # "who": the noun before it is a person
+    plural_in_use: frozenset[str]  # groups whose singular reads odd as a replacement ("riding a ski")
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
@@ -82,6 +83,7 @@ class Lexicon:
     quantity_phrases: dict[tuple[str, ...], tuple[int, tuple[str, ...]]]  # "a couple of" -> (2, number words)
     one_blockers: tuple[tuple[str, ...], ...]  # reciprocal/collective frames: no flip to "one"
     pair_nouns: frozenset[str]  # "a pair of scissors" is one object
+    count_cues: tuple[tuple[str, ...], ...]  # "two of the men", "the middle person": no hard count flip
     number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
     subject_after: frozenset[str]  # clause openers: a count after them opens a subject
     subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
@@ -138,7 +140,8 @@ def _objects(data: dict) -> dict:
                 partitive_heads=frozenset(frames["partitive_heads"]),
                 coreference_cues=frozenset(frames["coreference_cues"]),
                 gerund_modifiers=frozenset(frames["gerund_modifiers"]),
-                pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]))
+                pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]),
+                plural_in_use=frozenset(frames["plural_in_use"]))
 
 
 def _colors(data: dict) -> dict:
@@ -195,6 +198,7 @@ def load_lexicon() -> Lexicon:
                           for k, v in numbers["quantity_phrases"].items()},
         one_blockers=tuple(tuple(p.split()) for p in numbers["one_blockers"]["phrases"]),
         pair_nouns=frozenset(numbers["pair_nouns"]),
+        count_cues=tuple(tuple(p.split()) for p in numbers["count_cues"]),
         number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
         subject_after=frozenset(numbers["subject_after"]),
         subject_determiners=frozenset(numbers["subject_determiners"]),

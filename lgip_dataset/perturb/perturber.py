@@ -6,12 +6,13 @@ from collections.abc import Iterable
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import families as _families  # noqa: F401  (registers the families)
 from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.families.hard import POOLS
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.plausibility import FoldedCounts, attach
 from lgip_dataset.perturb.registry import CORE, FAMILIES, group_of, resolve_families
 from lgip_dataset.perturb.seeding import KeyedRandom, caption_key, family_key
 from lgip_dataset.perturb.select import round_robin, text_key
-from lgip_dataset.perturb.variant import PerturbResult
+from lgip_dataset.perturb.variant import PerturbResult, Variant
 
 MAX_CAPTION_CHARS = 1000
 
@@ -62,15 +63,31 @@ class Perturber:
                             f"{MAX_CAPTION_CHARS} characters")
         return text
 
-    def perturb(self, caption: str, seed: int = 0, image_id: int | None = None) -> PerturbResult:
-        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it);
-        ``image_id`` picks the cross-fitted statistics of the hard families."""
+    def _context(self, caption: str, seed: int, image_id) -> CaptionContext:
         self.validate_caption(caption)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise DataError(f"seed must be a whole number, got {seed!r}")
         ctx = CaptionContext(caption, self.lexicon)
         if self.plausibility is not None:
             attach(ctx, self.plausibility.for_image(image_id))
+        return ctx
+
+    def hard_pools(self, caption: str, seed: int = 0, image_id: int | None = None) -> dict[str, list[list[Variant]]]:
+        """Per chosen hard family, the pools of fitting candidates of its first ``k_diff`` sites in
+        ``caption`` (:func:`lgip_dataset.perturb.families.hard.site_pool`), for a choice across a set
+        of captions (:mod:`lgip_dataset.balance`)."""
+        ctx = self._context(caption, seed, image_id)
+        base = caption_key(seed, caption)
+        return {name: POOLS[name](ctx, KeyedRandom(family_key(base, name)))[:self.k_diff]
+                for name in self.families if name in POOLS}
+
+    def perturb(self, caption: str, seed: int = 0, image_id: int | None = None,
+                hard_flips: dict[str, list[Variant]] | None = None) -> PerturbResult:
+        """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it);
+        ``image_id`` picks the cross-fitted statistics of the hard families. ``hard_flips`` (per hard
+        family, chosen across a set of captions by :mod:`lgip_dataset.balance`) replaces the hard
+        families' choice from this caption alone."""
+        ctx = self._context(caption, seed, image_id)
         base = caption_key(seed, caption)
         chosen = {}
         for kind, k in (("paraphrase", self.k_same), ("flip", self.k_diff)):
@@ -81,6 +98,9 @@ class Perturber:
         for name in self.families:
             if name not in CORE:
                 family = FAMILIES[name]
+                if hard_flips is not None and name in POOLS:
+                    chosen[family.kind] += hard_flips.get(name, [])
+                    continue
                 extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff,
                                      hard_seen if group_of(name) == "hard" else seen)
                 chosen[family.kind] += extra

@@ -5,6 +5,7 @@ other families can choose the replacement differently and keep the same sites.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -86,17 +87,30 @@ def described_noun(ctx: CaptionContext, chain: list[int]) -> str | None:
     return None
 
 
-def _targets(ctx: CaptionContext, i: int, chain: list[int], noun: str | None) -> tuple[str, ...]:
+def _targets(ctx: CaptionContext, i: int, chain: list[int], noun: str | None,
+             words: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The colour words that may replace the colour at token ``i`` of ``chain`` describing ``noun``: of
+    ``words`` (default: the canonical words of the replacement groups not near it), those that are not
+    in the chain, not too close for the noun or a shade modifier, and that a natural kind can have."""
     lex = ctx.lex
     group = lex.color_group[ctx.tokens[i].low]
+    words = lex.color_targets[group] if words is None else words
     taken = {lex.color_group[ctx.tokens[k].low] for k in chain}  # never "black and black"
     near = {g for pair in lex.near_by_noun.get(noun, ()) if group in pair for g in pair}
     shade = ctx.prev_word(chain[0])
     if shade is not None and shade.low in lex.shade_modifiers:  # "dark green", never "dark black"
         near |= ACHROMATIC
     natural = lex.natural_colors.get(noun)
-    return tuple(c for c in lex.color_targets[group]
+    return tuple(c for c in words
                  if lex.color_group[c] not in taken | near and (natural is None or lex.color_group[c] in natural))
+
+
+def every_word_site(ctx: CaptionContext, site: ColorSite) -> ColorSite:
+    """``site`` with every colour word of the lexicon as a target, under the same rules ("silver",
+    "grey", "tan" too): a colour named in a caption can also be a replacement."""
+    group = ctx.lex.color_group[ctx.tokens[site.index].low]
+    words = tuple(w for w, g in ctx.lex.color_group.items() if g not in ctx.lex.color_near[group])
+    return dataclasses.replace(site, targets=_targets(ctx, site.index, coordinated(ctx, site.index), site.noun, words))
 
 
 def color_sites(ctx: CaptionContext) -> list[ColorSite]:

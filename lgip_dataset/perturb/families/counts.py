@@ -185,14 +185,14 @@ def number_fix(ctx: CaptionContext, site: CountSite, singular: bool) -> list[Edi
         if head is None:
             return None
         last, form = head
-        noun = _noun_edit(ctx, last, form, singular)
+        noun = noun_edit(ctx, last, form, singular)
         if noun is None:
             return None
         edits = noun + verb_fix(ctx, last, singular, subject)
     return edits + _existential_fix(ctx, site.first, singular)
 
 
-def _noun_edit(ctx: CaptionContext, last: int, form: NounForm | None, singular: bool) -> list[Edit] | None:
+def noun_edit(ctx: CaptionContext, last: int, form: NounForm | None, singular: bool) -> list[Edit] | None:
     """The edit that gives the counted noun ending at token ``last`` the wanted number."""
     tok = ctx.tokens[last]
     if form is not None:

@@ -37,6 +37,8 @@ measured on.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 import math
 from collections.abc import Callable, Iterator
 
@@ -52,10 +54,12 @@ from lgip_dataset.perturb.variant import Variant
 # Candidate tiers per family, tried in order: (kin, least context words, least share of them that
 # take the replacement, least caption typicality in nats or None). For nouns and places kin 0 is the
 # same COCO supercategory or place class, kin 1 the other gender's counterpart (colours and numbers
-# are all kin 0). A noun with nothing around it is too often absurd ("a pizza ... on a yellow
-# traffic light"); a counterpart does what the original does.
+# are all kin 0; an article replacing a count, kin 1, is a count any countable noun takes). A noun with
+# nothing around it is too often absurd ("a pizza ... on a yellow traffic light"); a counterpart does what
+# the original does; a colour that modifies no noun the statistics know it with ("dressed in purple", "a
+# white milk truck") takes any colour of its family.
 TIERS = {"hard_object": ((0, 1, 1.0, -3.5), (1, 0, 0.0, -3.5)),
-         "hard_color": ((0, 1, 1.0, None),), "hard_count": ((0, 1, 1.0, None),)}
+         "hard_color": ((0, 1, 1.0, None), (0, 0, 1.0, None)), "hard_count": ((0, 1, 1.0, None), (1, 0, 0.0, None))}
 # families whose replacement must be attested with every other noun and place of the caption
 SCENE = {"hard_object": True, "hard_color": False, "hard_count": False}
 # a person for a person ("man" -> "woman" riding a wave) reads less typical but is seldom absurd
@@ -65,7 +69,10 @@ MARGIN = 1.0  # candidates this much more likely than the caption (in nats) are 
 # count words differ little in context, and text alone reads "A dog" as likelier than "Two dogs", so a count
 # flip must stay closer to the caption's likelihood
 MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
-VERSION = "1.4.0"
+# a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
+# less likely than its caption (its reverse reads more likely): every type's candidates go this far
+POOL_MAX_DROP = 8.0
+VERSION = "2.0.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -79,8 +86,12 @@ def _color_key(ctx: CaptionContext, replacement: str) -> str:
 
 
 def _count_key(ctx: CaptionContext, replacement: str) -> str:
-    word = replacement.lower()
-    return "k:one" if word in ("a", "an") else f"k:{word}"  # an article counting its noun is "one"
+    """"k:<number word or quantity phrase>"; "k:one" for an article counting its noun ("A", "a dog");
+    "k:many" for a bare plural ("Dogs")."""
+    low = replacement.lower()
+    if low in ctx.lex.numbers or tuple(low.split()) in ctx.lex.quantity_phrases:
+        return f"k:{low}"
+    return "k:one" if low.split()[0] in ("a", "an") else "k:many"
 
 
 def _counterparts(ctx: CaptionContext, one: str, other: str) -> bool:
@@ -126,7 +137,10 @@ def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> i
 
 
 def _count_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
-    return 0
+    """0 for a number word; 1 for an article or a bare plural ("Two dogs" -> "A dog", "A dog" -> "Dogs"),
+    which any countable noun takes."""
+    low = variant.replacement.lower()
+    return 0 if low in ctx.lex.numbers or tuple(low.split()) in ctx.lex.quantity_phrases else 1
 
 
 def _tokens_of(ctx: CaptionContext, span: tuple[int, int]) -> tuple[int, int]:
@@ -156,19 +170,22 @@ def _after_to(ctx: CaptionContext, first: int) -> bool:
     return prev is not None and prev.low == "to"
 
 
-def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: KeyedRandom) -> Variant | None:
-    """The hard flip of one site (None when no candidate fits its context)."""
+def _fitting(ctx: CaptionContext, name: str, candidates: list[Variant]) -> tuple[list[list[tuple]], tuple[str, ...]]:
+    """The candidates of one site that fit its context, by tier (nearest first), each as (variant,
+    context fit, lm_delta, typicality, tier), and the context words the fit was measured on."""
     if not candidates:
-        return None
+        return [], ()
     key, kin_of = KEYS[name], KIN[name]
     scorer = attached(ctx)
     first, end = _tokens_of(ctx, candidates[0].span)
     if name == "hard_object" and _after_to(ctx, first):
-        return None
+        return [], ()
     original = key(ctx, candidates[0].original)
     context, colours = context_words(ctx, first, end, original[0]), ()
-    if original[0] in "np":  # a noun or a place: its informative context words, and the colours modifying it
-        context, colours = scorer.informative(original, context), modifying_colours(ctx, first)
+    if original[0] != "k":  # a noun, a place or a colour: its informative context words
+        context = scorer.informative(original, context)
+    if original[0] in "np":  # and the colours modifying a noun or a place
+        colours = modifying_colours(ctx, first)
     words = caption_words(ctx, first, end)
     scene = scene_nouns(words) if SCENE[name] else ()
     tiers: dict[int, list] = {}
@@ -185,23 +202,41 @@ def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keye
                      if k == kin and fit >= least_fit and len(context) >= least
                      and typical >= _typicality_floor(least_typical, person)), None)
         if tier is not None:
-            tiers.setdefault(tier, []).append((variant, fit, scorer.lm_delta(ctx.text, variant.text), typical))
-    ranked = [tiers[tier] for tier in sorted(tiers)]
+            tiers.setdefault(tier, []).append((variant, fit, scorer.lm_delta(ctx.text, variant.text), typical, tier))
+    return [tiers[tier] for tier in sorted(tiers)], context
+
+
+def _with_figures(name: str, candidate: tuple, candidates: int, context: tuple[str, ...]) -> Variant:
+    """The candidate's variant as a ``name`` flip that records the figures it was chosen by."""
+    variant, fit, delta, typical, tier = candidate
+    figures = {"lm_delta": round(delta, 6), "context_fit": round(fit, 6), "typicality": round(typical, 6),
+               "candidates": candidates, "tier": tier, "context": list(context)}
+    return dataclasses.replace(variant, type=name, plausibility=figures)
+
+
+def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: KeyedRandom) -> Variant | None:
+    """The hard flip of one site chosen from this caption alone (None when no candidate fits its context)."""
+    ranked, context = _fitting(ctx, name, candidates)
     likely = next(([c for c in fitting if c[2] >= 0.0] for fitting in ranked if any(c[2] >= 0.0 for c in fitting)), None)
     if likely:  # the nearest tier that has a candidate reading at least as likely as the caption
         margin = [c for c in likely if c[2] >= MARGIN] or likely
-        variant, fit, delta, typical = margin[rng.randrange(0, len(margin))]
+        chosen = margin[rng.randrange(0, len(margin))]
     elif ranked:  # else the nearest tier's most likely candidate, unless far less likely than the caption
-        variant, fit, delta, typical = max(ranked[0], key=lambda c: c[2])
-        if delta < -MAX_DROP[name]:
+        chosen = max(ranked[0], key=lambda c: c[2])
+        if chosen[2] < -MAX_DROP[name]:
             return None
     else:
         return None
-    figures = {"lm_delta": round(delta, 6), "context_fit": round(fit, 6), "typicality": round(typical, 6),
-               "candidates": sum(map(len, ranked)),
-               "tier": next(t for t, fitting in tiers.items() if any(c[0] is variant for c in fitting)),
-               "context": list(context)}
-    return dataclasses.replace(variant, type=name, plausibility=figures)
+    return _with_figures(name, chosen, sum(map(len, ranked)), context)
+
+
+def site_pool(ctx: CaptionContext, name: str, candidates: list[Variant]) -> list[Variant]:
+    """Every candidate of one site that a set-level choice (:mod:`lgip_dataset.balance`) may take:
+    the fitting ones of every tier no more than ``POOL_MAX_DROP`` nats less likely than the caption,
+    nearest tier first, each with its figures."""
+    ranked, context = _fitting(ctx, name, candidates)
+    total = sum(map(len, ranked))
+    return [_with_figures(name, c, total, context) for fitting in ranked for c in fitting if c[2] >= -POOL_MAX_DROP]
 
 
 def hard_flip_provenance() -> dict:
@@ -216,13 +251,32 @@ def hard_flip_provenance() -> dict:
 
 
 def object_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
-    """The object family's sites and candidates, then the place sites' (:mod:`hard_sites`)."""
-    return objects.generate(ctx, rng) + hard_sites.place_flips(ctx)
+    """The object family's sites and candidates (no singular of a noun used in the plural, "a ski"),
+    then the place sites' (:mod:`hard_sites`)."""
+    plural_only = {ctx.lex.groups[g].singular for g in ctx.lex.plural_in_use}
+    sites = [(v for v in site if v.replacement.lower() not in plural_only) for site in objects.generate(ctx, rng)]
+    return sites + hard_sites.place_flips(ctx)
+
+
+def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
+    """The colour family's sites, each with every colour word of the lexicon the family's rules allow
+    there (:func:`colors.every_word_site`: "grey", "silver" and "tan" are replacements too, so that a
+    colour word is inserted as often as it is removed)."""
+    return [(colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets)
+            for wide in map(functools.partial(colors.every_word_site, ctx), colors.color_sites(ctx))]
 
 
 def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
-    """The count family's sites and candidates, then the article count sites' (:mod:`hard_sites`)."""
-    return counts.generate(ctx, rng) + hard_sites.article_count_flips(ctx)
+    """The count family's sites and candidates, each "two"/"three" also to "a"/"an", then the article
+    count sites' and the bare plural subjects' (:mod:`hard_sites`); none in a caption that says its count
+    twice."""
+    if hard_sites.count_said_twice(ctx):
+        return []
+    sites = []
+    for site, candidates in zip(counts.count_sites(ctx), counts.generate(ctx, rng)):
+        article = hard_sites.singular_article_flip(ctx, site, "hard_count")
+        sites.append(itertools.chain(candidates, () if article is None else (article,)))
+    return sites + hard_sites.article_count_flips(ctx) + hard_sites.bare_plural_flips(ctx)
 
 
 def _hard(name: str, base: Callable) -> None:
@@ -233,11 +287,20 @@ def _hard(name: str, base: Callable) -> None:
         sites = [_choose(ctx, name, list(site), rng) for site in base(ctx, rng)]
         return [iter((v,)) for v in sites if v is not None]
 
+    def pools(ctx: CaptionContext, rng: KeyedRandom) -> list[list[Variant]]:
+        return [pool for site in base(ctx, rng) if (pool := site_pool(ctx, name, list(site)))]
+
     generate.__doc__ = f"One {name} flip per site of {base.__name__} that has a fitting candidate."
+    pools.__doc__ = f"The :func:`site_pool` of every site of {base.__name__} that has one."
+    POOLS[name] = pools
+
+
+# per hard family: its sites' pools of fitting candidates, for a choice across a whole set of captions
+POOLS: dict[str, Callable[[CaptionContext, KeyedRandom], list[list[Variant]]]] = {}
 
 
 KEYS = {"hard_object": _object_key, "hard_color": _color_key, "hard_count": _count_key}
 KIN = {"hard_object": _object_kin, "hard_color": _color_kin, "hard_count": _count_kin}
-CANDIDATES = {"hard_object": object_candidates, "hard_color": colors.generate, "hard_count": count_candidates}
+CANDIDATES = {"hard_object": object_candidates, "hard_color": color_candidates, "hard_count": count_candidates}
 for _name, _base in CANDIDATES.items():
     _hard(_name, _base)

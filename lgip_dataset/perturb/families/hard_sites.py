@@ -1,20 +1,30 @@
 """Sites of the hard families beyond the paper families' own: a scene or place noun ("in a kitchen"
--> "in a bathroom", lexicon ``places.json``) and an indefinite article counting the subject ("A dog
-is sleeping" -> "Two dogs are sleeping")."""
+-> "in a bathroom", lexicon ``places.json``), an indefinite article counting the subject ("A dog
+is sleeping" -> "Two dogs are sleeping") and its reverse, a noun counted by "two"/"three" made
+singular ("Two dogs are sleeping" -> "A dog is sleeping", "holding two umbrellas" -> "holding an
+umbrella"), so that counts go both ways; and the
+captions whose count is said twice, which no hard count flip may touch."""
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from collections.abc import Iterator
 
-from lgip_dataset.perturb.agreement import present_verb_number
+from lgip_dataset.perturb.agreement import indefinite_article, is_verb_only, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext
-from lgip_dataset.perturb.edits import flip
-from lgip_dataset.perturb.families.counts import CountSite, count_flip, counted_head, is_subject
+from lgip_dataset.perturb.edits import Edit, apply_edits, flip
+from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, is_subject,
+                                                  noun_edit, number_fix, pronoun_follows, verb_fix)
+from lgip_dataset.perturb.lexicon import NounForm
 from lgip_dataset.perturb.families.objects import object_sites
 from lgip_dataset.perturb.places import place_sites
 from lgip_dataset.perturb.text import tokenize
 from lgip_dataset.perturb.variant import Variant
 
 ARTICLE_COUNTS = ("two", "three")  # what "a"/"an" of a countable subject may become
+MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
+_DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
+                          "your", "our"))
 
 
 def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
@@ -44,15 +54,153 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
     return sites
 
 
-def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant) -> bool:
-    """True when no singular present verb after the site is left as it was ("A boy playing tennis
-    runs": the count family fixes only the verb it can tie to the subject)."""
-    after = {t.low for t in ctx.tokens[site.end:] if present_verb_number(t.low) == "singular"}
+def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str = "singular") -> bool:
+    """True when no present verb of the site's old ``number`` after it is left as it was ("A boy
+    playing tennis runs": the count family fixes only the verb it can tie to the subject). A lexicon
+    noun or a word after a determiner is no verb ("on a couch"); a bare plural form must be a verb and
+    nothing else ("sit", not "sky", "down" or "run"), and not an infinitive ("to sit")."""
+    nouns = {k for u in ctx.units.values() for k in range(u.start, u.end)}
+
+    def verb(i: int, low: str) -> bool:
+        prev = ctx.prev_word(i)
+        if i in nouns or present_verb_number(low) != number or (prev is not None and prev.low in _DETERMINERS):
+            return False
+        return number == "singular" or (is_verb_only(low) and low not in ctx.lex.function_words
+                                        and (prev is None or prev.low != "to"))
+    after = {t.low for i, t in enumerate(ctx.tokens[site.end:], site.end) if verb(i, t.low)}
     return not after & {t.low for t in tokenize(variant.text)}
 
 
 def article_count_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
-    """The count flips of every article count site (the count family's agreement edits), where
-    every verb after it agrees."""
-    return [(v for word in site.targets if (v := count_flip(ctx, site, word)) is not None and _agrees(ctx, site, v))
+    """The count flips of every article count site (the count family's agreement edits, or the article
+    dropped for a bare plural: "A dog is sleeping" -> "Dogs are sleeping"), where every verb after it
+    agrees."""
+    return [itertools.chain((v for word in site.targets
+                             if (v := count_flip(ctx, site, word)) is not None and _agrees(ctx, site, v)),
+                            filter(None, (bare_plural_flip(ctx, site),)))
             for site in article_count_sites(ctx)]
+
+
+def _region_count_flip(ctx: CaptionContext, site: CountSite, singular: bool, start: int, edits: list[Edit],
+                       capital: bool, head: tuple[int, NounForm] | None = None) -> Variant | None:
+    """The count flip that edits the noun phrase from character ``start`` to its counted noun: ``edits``
+    plus the noun's and its verbs' agreement (the count family's, or for a bare plural at ``head``, its
+    noun and verb made to agree), its first letter a capital where ``capital``. Its ``original`` and
+    ``replacement`` are the noun phrase's texts (as :func:`lgip_dataset.perturb.edits.region_flip`'s,
+    with an article inserted at ``start`` inside the region)."""
+    if pronoun_follows(ctx, site, singular=not singular):
+        return None
+    if head is None:
+        agreement, head = number_fix(ctx, site, singular=singular), counted_head(ctx, site.end)
+    else:
+        noun = noun_edit(ctx, head[0], head[1], singular)
+        agreement = None if noun is None else noun + verb_fix(ctx, head[0], singular, subject=True)
+    if agreement is None or head is None:
+        return None
+    end, edits = ctx.tokens[head[0]].end, edits + agreement
+    text = apply_edits(ctx.text, edits)
+    before = sum(len(new) - (b - a) for a, b, new in edits if a < start)
+    inside = sum(len(new) - (b - a) for a, b, new in edits if a >= start and b <= end)  # an insertion at start too
+    variant = Variant(text, "flip", "hard_count", ctx.text[start:end],
+                      text[start + before:end + before + inside], (start, end))
+    if capital:
+        text, replacement = variant.text, variant.replacement
+        variant = dataclasses.replace(variant, text=text[:start] + text[start].upper() + text[start + 1:],
+                                      replacement=replacement[:1].upper() + replacement[1:])
+    return variant if _agrees(ctx, site, variant, "plural" if singular else "singular") else None
+
+
+def bare_plural_flip(ctx: CaptionContext, site: CountSite) -> Variant | None:
+    """"A dog is sleeping" -> "Dogs are sleeping": the article of an article count site dropped and its
+    noun and verbs made plural (None where a pronoun or verb after it would disagree)."""
+    article, after = ctx.tokens[site.first], ctx.tokens[site.end]
+    capital = article.text[:1].isupper() and not ctx.shouting
+    return _region_count_flip(ctx, site, False, article.start, [(article.start, after.start, "")], capital)
+
+
+def bare_plural_sites(ctx: CaptionContext) -> list[tuple[CountSite, tuple[int, NounForm]]]:
+    """Plural subjects with no determiner ("Dogs are sleeping", "Brown horses grazing"): a countable
+    object noun, its only mention, at most ``MAX_BARE_MODIFIERS`` words after the subject's start, none
+    of them a noun or a function word; each with its noun (last token, form). The site is empty
+    (``first == end``): the count it says is "many"."""
+    lex, sites = ctx.lex, []
+    for site in object_sites(ctx):
+        unit = site.unit
+        if site.number != "plural" or lex.groups[unit.form.group].uncountable or unit.span[1] < ctx.tokens[unit.end - 1].end:
+            continue
+        start = next((i for i in range(unit.start, max(unit.start - MAX_BARE_MODIFIERS, 0) - 1, -1)
+                      if i == 0 or ctx.sentence_start(i) or not ctx.joined(i - 1, i)
+                      or ctx.tokens[i - 1].low in lex.subject_after), None)
+        if start is None or not is_subject(ctx, start):
+            continue
+        if any(not ctx.is_content(t) or t.low in lex.numbers or k in ctx.units for k, t in
+               enumerate(ctx.tokens[start:unit.start], start)):
+            continue
+        sites.append((CountSite(start, start, 2, ()), (unit.end - 1, unit.form)))
+    return sites
+
+
+def singular_bare_flip(ctx: CaptionContext, site: CountSite, head: tuple[int, NounForm]) -> Variant | None:
+    """"Dogs are sleeping" -> "A dog is sleeping" at a :func:`bare_plural_sites` site with its noun ``head``."""
+    first = ctx.tokens[site.first]
+    capital = ctx.sentence_start(site.first) and first.text[:1].isupper() and not ctx.shouting
+    article = ctx.inserted(indefinite_article(first.low))
+    variant = _region_count_flip(ctx, site, True, first.start, [(first.start, first.start, f"{article} ")], capital,
+                                 head)
+    if variant is None or not capital:
+        return variant
+    at = first.start + len(article) + 1  # the subject's first word, now after the article
+    return dataclasses.replace(variant, text=variant.text[:at] + variant.text[at].lower() + variant.text[at + 1:],
+                               replacement=variant.replacement[:at - first.start]
+                               + variant.replacement[at - first.start].lower() + variant.replacement[at - first.start + 1:])
+
+
+def bare_plural_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
+    """The flips of every bare plural subject to "a"/"an" ("Dogs are sleeping" -> "A dog is sleeping")."""
+    return [iter(filter(None, (singular_bare_flip(ctx, site, head),))) for site, head in bare_plural_sites(ctx)]
+
+
+def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
+    """True for "two"/"three" counting a countable object noun, its only mention, with no possessor and
+    no partitive "of" ("Two dogs are sleeping", "A man holding two umbrellas"): one of them is "a"/"an"."""
+    lex = ctx.lex
+    nxt = ctx.next_word(site.first)
+    if site.end - site.first != 1 or ctx.tokens[site.first].low not in ARTICLE_COUNTS or (nxt is not None and nxt.low == "of"):
+        return False
+    heads = {s.unit.end - 1: s for s in object_sites(ctx) if s.number == "plural"}
+    head = counted_head(ctx, site.end)
+    found = heads.get(head[0]) if head is not None else None
+    return (found is not None and not lex.groups[found.unit.form.group].uncountable
+            and found.unit.span[1] == ctx.tokens[found.unit.end - 1].end)
+
+
+def singular_article_flip(ctx: CaptionContext, site: CountSite, family: str) -> Variant | None:
+    """"Two dogs are sleeping" -> "A dog is sleeping" (the count family's agreement edits, "an" before
+    a vowel sound) at a :func:`plural_article_site`; None where a plural pronoun or verb after it
+    would be left disagreeing."""
+    if not plural_article_site(ctx, site) or pronoun_follows(ctx, site, singular=False):
+        return None
+    agreement = number_fix(ctx, site, singular=True)
+    if agreement is None:
+        return None
+    span = ctx.span(site.first, site.end)
+    variant = flip(ctx, family, site.first, span, "a", agreement)
+    after = variant.text[span[0] + len(variant.replacement):].split()
+    if after and indefinite_article(after[0]) == "an":
+        variant = flip(ctx, family, site.first, span, "an", agreement)
+    return variant if _agrees(ctx, site, variant, "plural") else None
+
+
+def count_said_twice(ctx: CaptionContext) -> bool:
+    """True when the caption says how many things there are in a second way: a partitive count ("three
+    men ... two of the men"), two counts of the same noun ("two dogs ... three dogs"), or a cue of
+    ``count_cues`` ("both", "the middle person", "the other")."""
+    if "count_said_twice" not in ctx.memo:
+        words = " " + " ".join(t.low for t in ctx.tokens) + " "
+        sites = count_sites(ctx) + article_count_sites(ctx)
+        partitive = any((nxt := ctx.next_word(site.end - 1)) is not None and nxt.low == "of" for site in sites)
+        heads = [head[1].group if head[1] is not None else ctx.tokens[head[0]].low
+                 for site in sites if (head := counted_head(ctx, site.end)) is not None]
+        ctx.memo["count_said_twice"] = (partitive or len(heads) != len(set(heads))
+                                        or any(f" {' '.join(p)} " in words for p in ctx.lex.count_cues))
+    return ctx.memo["count_said_twice"]
