@@ -100,10 +100,13 @@ def _fit_margins(x, seen, train: np.ndarray, test: np.ndarray) -> np.ndarray:
     return np.asarray(x[test][:, vocabulary] @ model.coef_.ravel(), dtype=np.float64).ravel()
 
 
-def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="word", folds=FOLDS) -> np.ndarray:
+def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="word", folds=FOLDS,
+                        train=None) -> np.ndarray:
     """Each pair's margin w·(phi(original) - phi(variant)) from a learner trained only on the pairs of the
     OTHER image folds (> 0: the learner picks the original, the human caption). With `types`, one learner per
-    type (trained on that type's pairs of the other folds). A fold with no training pairs gives margin 0."""
+    type (trained on that type's pairs of the other folds). A fold with no training pairs gives margin 0.
+    ``train``, a boolean mask, lets only those pairs train the learners; every pair is still scored (a
+    generator's candidates, by learners trained on the other folds' chosen pairs)."""
     originals, variants = [str(t) for t in originals], [str(t) for t in variants]
     if len(originals) != len(variants) or len(originals) != len(image_ids):
         raise ValueError(f"originals, variants and image_ids differ in length "
@@ -115,6 +118,7 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
         if len(types) != len(originals):
             raise ValueError(f"types has {len(types)} entries for {len(originals)} pairs")
         _, groups = np.unique(np.asarray([str(t) for t in types]), return_inverse=True)
+    trains = np.ones(len(originals), dtype=bool) if train is None else np.asarray(train, dtype=bool)
     x, seen = _pair_features(originals, variants, learner) if originals else (None, None)
     margins = np.zeros(len(originals))
     for group in np.unique(groups):
@@ -122,7 +126,7 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
         for f in range(folds):
             test = np.flatnonzero(in_group & (fold == f))
             if len(test):
-                margins[test] = _fit_margins(x, seen, np.flatnonzero(in_group & (fold != f)), test)
+                margins[test] = _fit_margins(x, seen, np.flatnonzero(in_group & (fold != f) & trains), test)
     return margins
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
-from lgip_dataset import schema, sugarcrepe
+from lgip_dataset import balance, schema, sugarcrepe
 from lgip_dataset.atomic import atomic_path, atomic_write_text, remove_stale_temps
 from lgip_dataset.card import write_card
 from lgip_dataset.coco import ImageEntry, read_captions, select_images
@@ -30,7 +30,7 @@ from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images, image_path_inside
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
-from lgip_dataset.perturb.families.hard import hard_flip_provenance
+from lgip_dataset.perturb.families.hard import POOLS, hard_flip_provenance
 from lgip_dataset.perturb.plausibility import build_counts, image_fold, shipped_image_ids
 from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES, group_of
 from lgip_dataset.skips import SkipLog
@@ -133,11 +133,11 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
         extra, records = statistics_captions(statistics, {e.image_id for e in selected} | shipped_image_ids())
         own = ((e.image_id, c.text) for e in selected for c in e.captions)
         perturber.plausibility = build_counts(itertools.chain(own, extra), progress)
-    counts = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
+    counts, balance_report = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
-    info = _build_info(config, captions_sha256, perturber.families, counts, skips, records)
+    info = _build_info(config, captions_sha256, perturber.families, counts, skips, records, balance_report)
     atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
@@ -268,15 +268,18 @@ def plausibility_rows(caption_id: str, image_id: int, result: PerturbResult) -> 
 def _write_text_shards(
     staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool,
     imported: dict[str, list[Variant]],
-) -> dict:
-    """Perturb every caption, add its ``imported`` flips, and write the ``captions`` and flat ``pairs`` configs."""
+) -> tuple[dict, dict | None]:
+    """Perturb every caption (the hard flips chosen across the build), add its ``imported`` flips, and write
+    the ``captions`` and flat ``pairs`` configs; return the counts and the hard flips' balance figures."""
     captions = {name: [] for name in schema.CAPTION_FEATURES}
     pairs = {name: [] for name in schema.PAIR_FEATURES}
     figures = {name: [] for name in schema.PLAUSIBILITY_FEATURES}
     counts = Counter()
+    hard = _balanced_hard_flips(selected, perturber, seed, progress)
     for entry in tqdm(selected, desc="captions", unit="img", total=len(selected), disable=not progress):
         for caption in entry.captions:
-            result = perturber.perturb(caption.text, seed=seed, image_id=entry.image_id)
+            result = perturber.perturb(caption.text, seed=seed, image_id=entry.image_id,
+                                       hard_flips=None if hard is None else hard.flips.get(caption.caption_id, {}))
             paraphrases, flips = variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ()))
             for row in plausibility_rows(caption.caption_id, entry.image_id, result):
                 for name, value in row.items():
@@ -305,7 +308,20 @@ def _write_text_shards(
     _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
     if figures["variant_id"]:
         _write_config_shards(staging / schema.PLAUSIBILITY, figures, schema.PLAUSIBILITY_FEATURES, PAIRS_PER_SHARD)
-    return _tidy_counts(counts)
+    return _tidy_counts(counts), None if hard is None else hard.report
+
+
+def _balanced_hard_flips(selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool):
+    """The hard flips of every caption, chosen across the build (:mod:`lgip_dataset.balance`); None when no
+    hard family is built."""
+    if not any(name in POOLS for name in perturber.families):
+        return None
+    sites = [balance.Site(caption.caption_id, entry.image_id, caption.text, name, tuple(pool))
+             for entry in tqdm(selected, desc="hard sites", unit="img", disable=not progress)
+             for caption in entry.captions
+             for name, pools in perturber.hard_pools(caption.text, seed=seed, image_id=entry.image_id).items()
+             for pool in pools]
+    return balance.choose(sites, seed=seed)
 
 
 def _tidy_counts(counts: Counter) -> dict:
@@ -365,7 +381,7 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
 
 
 def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, ...], counts: dict,
-                skips: SkipLog, statistics: list[dict] | None) -> dict:
+                skips: SkipLog, statistics: list[dict] | None, balance_report: dict | None = None) -> dict:
     from lgip_dataset import __version__
 
     return {
@@ -385,7 +401,8 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
         + ([schema.GROUPS] if counts.get("groups", {}).get("total") else [])
         + ([schema.PLAUSIBILITY] if any(group_of(t) == "hard" for t in counts["flips"] if t != "total") else []),
-        **({"hard_flips": {**hard_flip_provenance(), "statistics_captions": statistics}} if statistics is not None else {}),
+        **({"hard_flips": {**hard_flip_provenance(), "statistics_captions": statistics, "balance": balance_report}}
+           if statistics is not None else {}),
         "counts": counts,
         "skips": skips.as_dict(),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},
