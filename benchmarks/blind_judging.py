@@ -1,0 +1,136 @@
+"""Blind judging of a seeded sample of flips: draw a sheet that hides the type and which text is the
+original, then unblind the labels and count them.
+
+    python benchmarks/blind_judging.py draw BUILD --n 150 --seed 0 --types hard_object,hard_color,hard_count \
+        --sheet sheet.md --key key.json
+    # a judge who sees only sheet.md writes one label per item into labels.tsv: "<item>\t<label>\t<reason>",
+    # label one of: valid, linguistically invalid, absurd, not a contradiction
+    python benchmarks/blind_judging.py tally --key key.json --labels labels.tsv [--markdown out.md]
+
+``draw`` takes the flips of :func:`draw_flips.draw` (the ``--n`` with the smallest SHA-256 of the
+seed and their texts, so judgements carry over a rebuild) and shows each as two texts, A and B, in an
+order given by another seeded hash: the judge cannot tell the original from the flip, nor the type.
+The judge labels the pair as a probe: *valid* (both texts grammatical and plausible, and they
+contradict each other), *linguistically invalid* (one text is broken English), *absurd* (one text is
+grammatical but world knowledge alone says it is false, so text alone gives it away), *not a
+contradiction* (both could describe the same image). ``tally`` joins the labels to the key and prints
+the counts per class and per type with Clopper-Pearson 95% intervals, and the items by class.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from scipy.stats import beta
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from draw_flips import draw  # noqa: E402
+
+LABELS = ("valid", "linguistically invalid", "absurd", "not a contradiction")
+
+
+def _first_is_original(seed: int, caption: str, variant: str) -> bool:
+    digest = hashlib.sha256(f"order\n{seed}\n{caption.strip()}\n{variant}".encode()).digest()
+    return digest[0] % 2 == 0
+
+
+def blind_sheet(rows: list[dict], seed: int) -> tuple[str, list[dict]]:
+    """The judge's sheet (Markdown) and the key that unblinds it."""
+    lines = ["| item | text A | text B |", "|---|---|---|"]
+    key = []
+    for item, row in enumerate(rows, 1):
+        caption, variant = row["caption"].strip(), row["variant"]
+        first_original = _first_is_original(seed, caption, variant)
+        a, b = (caption, variant) if first_original else (variant, caption)
+        lines.append(f"| {item} | {a.replace('|', '/')} | {b.replace('|', '/')} |")
+        key.append({"item": item, "type": row["type"], "caption": caption, "variant": variant,
+                    "original_is": "A" if first_original else "B"})
+    return "\n".join(lines) + "\n", key
+
+
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    """Exact 95% interval of a proportion k / n."""
+    low = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
+    return low, high
+
+
+def read_labels(path: Path, items: int) -> dict[int, tuple[str, str]]:
+    """item -> (label, reason) from a tab-separated file; SystemExit naming the line for a bad one."""
+    labels = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), 1):
+            if not row or row[0].startswith("#"):
+                continue
+            try:
+                item, label = int(row[0]), row[1].strip().lower()
+            except (ValueError, IndexError):
+                raise SystemExit(f"{path}:{number}: expected '<item>\\t<label>\\t<reason>', got {row!r}") from None
+            if label not in LABELS or not 1 <= item <= items:
+                raise SystemExit(f"{path}:{number}: item {item} label {label!r}: items are 1..{items}, labels "
+                                 f"{', '.join(LABELS)}")
+            labels[item] = (label, row[2].strip() if len(row) > 2 else "")
+    missing = sorted(set(range(1, items + 1)) - set(labels))
+    if missing:
+        raise SystemExit(f"{path}: no label for items {missing[:10]}{' ...' if len(missing) > 10 else ''}")
+    return labels
+
+
+def tally(key: list[dict], labels: dict[int, tuple[str, str]]) -> str:
+    """Counts per class (with intervals) and per type, then every item that is not valid."""
+    n = len(key)
+    counts = Counter(labels[k["item"]][0] for k in key)
+    lines = ["| class | count | share (95% CI) |", "|---|---:|---|"]
+    for label in LABELS:
+        low, high = clopper_pearson(counts[label], n)
+        lines.append(f"| {label} | {counts[label]} | {counts[label] / n:.1%} ({low:.1%}-{high:.1%}) |")
+    types = sorted({k["type"] for k in key})
+    lines += ["", "| type | drawn | " + " | ".join(LABELS) + " |", "|---|---:|" + "---:|" * len(LABELS)]
+    for type_ in types:
+        of_type = [labels[k["item"]][0] for k in key if k["type"] == type_]
+        lines.append(f"| {type_} | {len(of_type)} | " + " | ".join(str(of_type.count(lab)) for lab in LABELS) + " |")
+    lines += ["", "| item | type | class | caption | flip | reason |", "|---|---|---|---|---|---|"]
+    for k in key:
+        label, reason = labels[k["item"]]
+        if label != "valid":
+            lines.append(f"| {k['item']} | {k['type']} | {label} | {k['caption']} | {k['variant']} | {reason} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("draw", help="write the blinded sheet and its key")
+    d.add_argument("folder", type=Path, help="a folder written by `lgip build`")
+    d.add_argument("--n", type=int, default=150)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--types", default="hard_object,hard_color,hard_count")
+    d.add_argument("--sheet", type=Path, required=True)
+    d.add_argument("--key", type=Path, required=True)
+    t = sub.add_parser("tally", help="unblind the labels and count them")
+    t.add_argument("--key", type=Path, required=True)
+    t.add_argument("--labels", type=Path, required=True)
+    t.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
+    args = parser.parse_args(argv)
+    if args.command == "draw":
+        if not (args.folder / "pairs").is_dir():
+            sys.exit(f"{args.folder}: no pairs config; give a folder written by `lgip build`")
+        sheet, key = blind_sheet(draw(args.folder, args.n, args.seed, set(args.types.split(","))), args.seed)
+        args.sheet.write_text(sheet, encoding="utf-8")
+        args.key.write_text(json.dumps(key, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {len(key)} items to {args.sheet} (key: {args.key})")
+        return
+    key = json.loads(args.key.read_text(encoding="utf-8"))
+    text = tally(key, read_labels(args.labels, len(key)))
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
