@@ -100,10 +100,12 @@ def _fit_margins(x, seen, train: np.ndarray, test: np.ndarray) -> np.ndarray:
     return np.asarray(x[test][:, vocabulary] @ model.coef_.ravel(), dtype=np.float64).ravel()
 
 
-def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="word", folds=FOLDS) -> np.ndarray:
+def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="word", folds=FOLDS,
+                        progress=None) -> np.ndarray:
     """Each pair's margin w·(phi(original) - phi(variant)) from a learner trained only on the pairs of the
     OTHER image folds (> 0: the learner picks the original, the human caption). With `types`, one learner per
-    type (trained on that type's pairs of the other folds). A fold with no training pairs gives margin 0."""
+    type (trained on that type's pairs of the other folds). A fold with no training pairs gives margin 0.
+    ``progress``, when given, is called once per (type, fold) after its learner has scored its pairs."""
     originals, variants = [str(t) for t in originals], [str(t) for t in variants]
     if len(originals) != len(variants) or len(originals) != len(image_ids):
         raise ValueError(f"originals, variants and image_ids differ in length "
@@ -123,6 +125,8 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
             test = np.flatnonzero(in_group & (fold == f))
             if len(test):
                 margins[test] = _fit_margins(x, seen, np.flatnonzero(in_group & (fold != f)), test)
+            if progress is not None:
+                progress()
     return margins
 
 

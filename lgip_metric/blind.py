@@ -50,18 +50,20 @@ def image_folds(image_ids) -> np.ndarray:
     return np.array([image_fold(i) for i in image_ids], dtype=np.int64)
 
 
-def lm_scores(rows: pd.DataFrame, model=BigramKN) -> tuple[np.ndarray, np.ndarray]:
+def lm_scores(rows: pd.DataFrame, model=BigramKN, train: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Cross-fitted LM log-probabilities of every row's caption and variant.
 
     ``rows`` needs ``image_id``, ``caption_id``, ``caption`` and ``variant``; ``model`` is the LM
-    class (anything with ``fit(sentences)`` and ``logprob(sentence)``).
+    class (anything with ``fit(sentences)`` and ``logprob(sentence)``). The LMs learn the captions of
+    ``train`` (``image_id``, ``caption_id``, ``caption``; default ``rows``), each fold's from its images.
     """
     fold = image_folds(rows["image_id"].to_numpy())
+    train_fold = fold if train is None else image_folds(train["image_id"].to_numpy())
+    train = rows if train is None else train
     original = np.empty(len(rows))
     variant = np.empty(len(rows))
     for f in range(FOLDS):
-        train = rows.loc[fold == f].drop_duplicates("caption_id")["caption"]
-        lm = model().fit(train.tolist())
+        lm = model().fit(train.loc[train_fold == f].drop_duplicates("caption_id")["caption"].tolist())
         scored = fold != f
         for out, column in ((original, "caption"), (variant, "variant")):
             codes, texts = pd.factorize(rows.loc[scored, column])
