@@ -118,7 +118,15 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
             raise ValueError(f"types has {len(types)} entries for {len(originals)} pairs")
         _, groups = np.unique(np.asarray([str(t) for t in types]), return_inverse=True)
     x, seen = _pair_features(originals, variants, learner) if originals else (None, None)
+    from threadpoolctl import threadpool_limits
+
     margins = np.zeros(len(originals))
+    with threadpool_limits(limits=1):  # liblinear gains nothing from BLAS threads; they spin against other work
+        _fill_margins(margins, x, seen, groups, fold, folds, progress)
+    return margins
+
+
+def _fill_margins(margins: np.ndarray, x, seen, groups: np.ndarray, fold: np.ndarray, folds: int, progress) -> None:
     for group in np.unique(groups):
         in_group = groups == group
         for f in range(folds):
@@ -127,7 +135,6 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
                 margins[test] = _fit_margins(x, seen, np.flatnonzero(in_group & (fold != f)), test)
             if progress is not None:
                 progress()
-    return margins
 
 
 def held_out_accuracy(margins) -> float:
