@@ -209,13 +209,13 @@ def check_learners(learners) -> tuple[str, ...]:
 
 def blocks(types) -> dict[str, list[str]]:
     """The headline blocks present among ``types``: the paper's flips, the hard flips, and all flips
-    (unless those are exactly one of the others)."""
-    present = set(types)
+    (unless those are one type, or exactly one of the other blocks)."""
+    present = {str(t) for t in types}
     paper = [t for t in stats.CORE_TYPES if t in present and stats.DECLARED_TYPES[t] == stats.FLIP]
     hard = [t for t in stats.HARD_TYPES if t in present]
     named = {**({PAPER_BLOCK: paper} if paper else {}), **({HARD_BLOCK: hard} if hard else {})}
     every = sorted(present)
-    same = any(sorted(members) == every for members in named.values())
+    same = len(every) == 1 or any(sorted(members) == every for members in named.values())
     return {**named, **({} if same else {ALL_BLOCK: every})}
 
 
@@ -253,7 +253,7 @@ def audit(pairs: pd.DataFrame, *, learners=("word", "char"), folds: int = advers
     rows = flip_rows(pairs, types=types, where=where)
     type_of, image_ids = rows["type"].to_numpy().astype(str), rows["image_id"].to_numpy()
     groups = blocks(type_of)
-    present = sorted(set(type_of))
+    present = sorted({str(t) for t in type_of})
     entries = {name: _counts(rows, type_of, members) for name, members in groups.items()}
     entries.update({t: _counts(rows, type_of, [t]) for t in present})
     interval = dict(bootstrap=bootstrap, seed=seed, confidence=confidence)
@@ -432,11 +432,17 @@ def _write_dataset(folder: Path, rows: pd.DataFrame, files: dict) -> tuple[Path,
             pair_rows[column] = [v if isinstance(v, str) else None for v in rows[column].astype(object)]
         else:
             pair_rows[column] = [None] * len(rows)
-    for config, columns, features in ((schema.IMAGES, image_rows, schema.IMAGE_FEATURES),
-                                      (schema.PAIRS, pair_rows, schema.PAIR_FEATURES)):
-        (folder / config).mkdir(parents=True)
-        datasets.Dataset.from_dict(columns, features=features).to_parquet(
-            str(folder / config / f"{schema.SPLIT}-00000-of-00001.parquet"))
+    shown = not datasets.utils.are_progress_bars_disabled()
+    datasets.utils.disable_progress_bars()  # a bar per shard written says nothing here
+    try:
+        for config, columns, features in ((schema.IMAGES, image_rows, schema.IMAGE_FEATURES),
+                                          (schema.PAIRS, pair_rows, schema.PAIR_FEATURES)):
+            (folder / config).mkdir(parents=True)
+            datasets.Dataset.from_dict(columns, features=features).to_parquet(
+                str(folder / config / f"{schema.SPLIT}-00000-of-00001.parquet"))
+    finally:
+        if shown:
+            datasets.utils.enable_progress_bars()
     return folder, bad
 
 

@@ -72,9 +72,10 @@ def _source(args: argparse.Namespace):
 
 
 def _check_untrained(args: argparse.Namespace) -> None:
-    """--untrained and --images together, the folder present, every model name known: before any work."""
+    """--untrained and --images together, the folder present, every model buildable with random weights
+    (its architecture, config and tokenizer at hand: built once on the CPU and dropped), before any work."""
     from lgip_dataset.errors import DataError
-    from lgip_metric.models import ModelError, resolve_model
+    from lgip_metric.models import ModelError, load_model, resolve_model
 
     if args.untrained is None:
         if args.images is not None:
@@ -86,9 +87,9 @@ def _check_untrained(args: argparse.Namespace) -> None:
         raise DataError(f"--images {args.images}: not a folder")
     for model in args.untrained:
         try:
-            resolve_model(model, pretrained="none")
+            load_model(resolve_model(model, pretrained="none"), device="cpu")
         except ModelError as err:
-            raise DataError(f"--untrained {model}: {err}") from None
+            raise DataError(f"--untrained {model}: {' '.join(str(err).split())}") from None
 
 
 def run(args: argparse.Namespace) -> int:
