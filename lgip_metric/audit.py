@@ -161,13 +161,12 @@ def flip_rows(pairs: pd.DataFrame, *, types=None, where: str = "pairs") -> pd.Da
         raise DataError(f"{where}: no rows; it needs one row per (caption, negative) pair")
     frame = pairs.reset_index(drop=True)
     for column in ("image_id", *TEXT_COLUMNS, *(c for c in ("type", "kind") if c in frame)):
-        bad = frame[column].isna() | (frame[column].map(lambda v: isinstance(v, str) and not v.strip())
-                                      if frame[column].dtype == object else False)
-        if column in TEXT_COLUMNS:
-            bad |= ~frame[column].map(lambda v: isinstance(v, str))
+        text = column in TEXT_COLUMNS  # must be a string; the labels may be numbers
+        bad = np.array([not (isinstance(v, str) and v.strip()) if text or isinstance(v, str) else pd.isna(v)
+                        for v in frame[column]], dtype=bool)
         if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"{where}: row {row} has no {column!r} ({int(bad.sum())} such rows); fill it or drop the row")
+            raise DataError(f"{where}: row {int(np.flatnonzero(bad)[0])} has no {column!r} ({int(bad.sum())} such "
+                            "rows); fill it or drop the row")
     if "kind" in frame:
         unknown = sorted(set(frame["kind"]) - set(stats.KINDS))
         if unknown:
@@ -385,7 +384,8 @@ def untrained_check(rows: pd.DataFrame, models, images_dir: str | Path, *, file_
                                    bootstrap=bootstrap, seed=seed, confidence=confidence)
             results[model] = {"model_id": run.provenance.model_block().get("model_id"), "pairs": len(frame),
                               "images": int(frame["image_id"].nunique()),
-                              "PR": {name: {"PR": b["PR"], "interval": b["interval"]} for name, b in rates.items()}}
+                              "PR": {name: {"PR": b["PR"], "interval": b["interval"], "pairs": b["counts"]["variant_rows"],
+                                            "images": b["counts"]["images"]} for name, b in rates.items()}}
     return {"images_dir": str(images_dir), "images_found": len(files), "pairs": len(kept),
             "unreadable_images": skipped, "pretrained": "none (seeded random weights)", "models": results}
 
@@ -456,6 +456,10 @@ def _cell(block: dict | None, key: str = "accuracy") -> str:
     return number(block[key], block.get("interval"), digits=3) if block and block.get(key) is not None else "—"
 
 
+def _untrained_cell(block: dict | None) -> str:
+    return f"{_cell(block, 'PR')} ({block['pairs']} pairs)" if block else "—"
+
+
 def markdown(result: dict, untrained: dict | None = None) -> str:
     """The audit's table (blocks, then types) and the top word imbalances per type."""
     from lgip_metric.report.tables import markdown as table
@@ -471,7 +475,7 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
         cells = [label, entry["pairs"], entry["images"], *(_cell(entry["learners"].get(k)) for k in learners)]
         if result["settings"]["ngram"]:
             cells += [_cell(entry.get(key), "PR") for key in NGRAM_SCORERS]
-        cells += [_cell(untrained["models"][m]["PR"].get(name), "PR") for m in models]
+        cells += [_untrained_cell(untrained["models"][m]["PR"].get(name)) for m in models]
         lines.append(cells)
     text = table(header, lines)
     text += ("\nLearner accuracy: held-out share of pairs where a text-only logistic regression picks the human "
