@@ -78,8 +78,6 @@ def _check_untrained(args: argparse.Namespace) -> None:
     from lgip_metric.models import ModelError, load_model, resolve_model
 
     if args.untrained is None:
-        if args.images is not None:
-            raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
         return
     if args.images is None:
         raise DataError("--untrained needs --images DIR, the folder of the pairs' image files")
@@ -106,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
     audit.check_learners(args.learners)
     if args.bootstrap < 0:
         raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
-    _check_untrained(args)
+    if args.images is not None and args.untrained is None:
+        raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
     source = _source(args)
     rows = audit.flip_rows(source.frame, types=args.types, where=source.name)  # checked before the learners
+    _check_untrained(args)
     started = time.perf_counter()
     result = audit.audit(source.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
                          ngram=not args.no_ngram, types=args.types, progress=not args.no_progress, where=source.name)
