@@ -101,10 +101,11 @@ def _fit_margins(x, seen, train: np.ndarray, test: np.ndarray) -> np.ndarray:
 
 
 def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="word", folds=FOLDS,
-                        train=None) -> np.ndarray:
+                        progress=None, train=None) -> np.ndarray:
     """Each pair's margin w·(phi(original) - phi(variant)) from a learner trained only on the pairs of the
     OTHER image folds (> 0: the learner picks the original, the human caption). With `types`, one learner per
     type (trained on that type's pairs of the other folds). A fold with no training pairs gives margin 0.
+    ``progress``, when given, is called once per (type, fold) after its learner has scored its pairs.
     ``train``, a boolean mask, lets only those pairs train the learners; every pair is still scored (a
     generator's candidates, by learners trained on the other folds' chosen pairs)."""
     originals, variants = [str(t) for t in originals], [str(t) for t in variants]
@@ -120,14 +121,24 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
         _, groups = np.unique(np.asarray([str(t) for t in types]), return_inverse=True)
     trains = np.ones(len(originals), dtype=bool) if train is None else np.asarray(train, dtype=bool)
     x, seen = _pair_features(originals, variants, learner) if originals else (None, None)
+    from threadpoolctl import threadpool_limits
+
     margins = np.zeros(len(originals))
+    with threadpool_limits(limits=1):  # liblinear gains nothing from BLAS threads; they spin against other work
+        _fill_margins(margins, x, seen, groups, fold, folds, progress, trains)
+    return margins
+
+
+def _fill_margins(margins: np.ndarray, x, seen, groups: np.ndarray, fold: np.ndarray, folds: int, progress,
+                  trains: np.ndarray) -> None:
     for group in np.unique(groups):
         in_group = groups == group
         for f in range(folds):
             test = np.flatnonzero(in_group & (fold == f))
             if len(test):
                 margins[test] = _fit_margins(x, seen, np.flatnonzero(in_group & (fold != f) & trains), test)
-    return margins
+            if progress is not None:
+                progress()
 
 
 def held_out_accuracy(margins) -> float:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 from lgip_dataset.coco import Caption, ImageEntry, load_json, normalise_caption
 from lgip_dataset.errors import DataError
@@ -90,25 +92,33 @@ def _text(raw, what: str, where: str, skips: SkipLog) -> str | None:
     return None
 
 
-def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
-                    skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]]]:
-    """The images with their captions, and the imported flips per caption id, of a SugarCrepe folder.
+@dataclass(frozen=True)
+class Instance:
+    """One usable SugarCrepe instance: its subset file, id, flip type, image and texts (normalised)."""
 
-    Caption ids are ``sc-<file stem>-<instance id>`` of the first instance (files sorted by name)
-    that has that caption on that image.
+    path: Path
+    key: str
+    type: str
+    image_id: int
+    filename: str
+    caption: str
+    negative: str
+
+
+def read_instances(folder: str | Path, skips: SkipLog,
+                   keep: Callable[[str, str], bool] = lambda where, filename: True) -> Iterator[Instance]:
+    """The instances of a SugarCrepe folder (files sorted by name, each file's instances in order).
+
+    ``keep(where, filename)`` may leave an instance out first (counting its own skip); an unusable
+    caption or negative, or a negative equal to its caption, is counted in ``skips`` and left out.
     """
-    images_dir = Path(images_dir)
-    entries: dict[int, ImageEntry] = {}
-    caption_ids: dict[tuple[int, str], str] = {}
-    flips: dict[str, list[Variant]] = {}
     for path in source_files(folder):
         type_ = imported_type(FORMAT, path.stem)
         for key, item in _load(path).items():
             where = f"{path.name}: {key}"
             if not isinstance(item, dict) or not isinstance(item.get("filename"), str):
                 raise DataError(f"{path}: instance {key!r} needs 'filename', 'caption' and 'negative_caption'")
-            if not (images_dir / item["filename"]).is_file():
-                skips.add("SugarCrepe instance whose image file is not in --images", where, item["filename"])
+            if not keep(where, item["filename"]):
                 continue
             caption = _text(item.get("caption"), "caption", where, skips)
             negative = caption and _text(item.get("negative_caption"), "negative_caption", where, skips)
@@ -117,11 +127,37 @@ def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
             if negative == caption:
                 skips.add("SugarCrepe negative_caption equal to its caption", where)
                 continue
-            image_id = _image_id(path, key, item["filename"])
-            entry = entries.setdefault(image_id, ImageEntry(image_id=image_id, file_name=item["filename"]))
-            caption_id = caption_ids.get((image_id, caption))
-            if caption_id is None:
-                caption_id = caption_ids[image_id, caption] = f"sc-{path.stem}-{key}"
-                entry.captions.append(Caption(caption_id, caption))
-            flips.setdefault(caption_id, []).append(Variant(text=negative, kind=FLIP, type=type_))
+            yield Instance(path, key, type_, _image_id(path, key, item["filename"]), item["filename"], caption, negative)
+
+
+def caption_id(instance: Instance) -> str:
+    """The caption id of the first instance with that caption on that image: ``sc-<file stem>-<id>``."""
+    return f"sc-{instance.path.stem}-{instance.key}"
+
+
+def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
+                    skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]]]:
+    """The images with their captions, and the imported flips per caption id, of a SugarCrepe folder.
+
+    Caption ids are :func:`caption_id` of the first instance (files sorted by name) that has that
+    caption on that image.
+    """
+    images_dir = Path(images_dir)
+    entries: dict[int, ImageEntry] = {}
+    caption_ids: dict[tuple[int, str], str] = {}
+    flips: dict[str, list[Variant]] = {}
+
+    def image_present(where: str, filename: str) -> bool:
+        if (images_dir / filename).is_file():
+            return True
+        skips.add("SugarCrepe instance whose image file is not in --images", where, filename)
+        return False
+
+    for one in read_instances(folder, skips, image_present):
+        entry = entries.setdefault(one.image_id, ImageEntry(image_id=one.image_id, file_name=one.filename))
+        cid = caption_ids.get((one.image_id, one.caption))
+        if cid is None:
+            cid = caption_ids[one.image_id, one.caption] = caption_id(one)
+            entry.captions.append(Caption(cid, one.caption))
+        flips.setdefault(cid, []).append(Variant(text=one.negative, kind=FLIP, type=one.type))
     return [entries[i] for i in sorted(entries)], flips

@@ -11,6 +11,11 @@
 (b) The model's own text-only similarity ``t_sim`` = cos(f_text(c), f_text(c†)) (a column of the
     score file): its mean per type and the share above ``COLLAPSE`` (text-encoder collapse,
     ControlledImCaps).
+(c) A learned text-only adversary (``adversary``; :mod:`lgip_dataset.adversary`): a logistic
+    regression on the word 1-2-gram difference of caption and flip, one per flip type, cross-fitted
+    over five image folds; its held-out accuracy per type (pair-level: the share of flip rows where it
+    picks the human caption, a tie counting 1/2) with an image-bootstrap interval. It finds what an
+    n-gram LM's plausibility misses: a word that flips only ever remove or add.
 
 ``balance`` is SugarCrepe's adversarial refinement, seeded: per flip type, among the flips the LM
 ranks below the original and those it ranks above (ties dropped), the larger group is subsampled
@@ -23,6 +28,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from lgip_dataset import adversary
 from lgip_dataset.ngram import FOLDS, BigramKN, image_fold
 from lgip_metric import score_table, stats
 from lgip_metric.trigram import TrigramKN
@@ -38,6 +44,13 @@ TRIGRAM_DESCRIPTION = (
     "text-only scorer, not the one the hard flips were selected with; trained and cross-fitted as the bigram"
 )
 
+ADVERSARY_DESCRIPTION = (
+    "learned text-only adversary (lgip_dataset.adversary): logistic regression (no intercept, C=1, liblinear) on "
+    "the {learner} n-gram count difference phi(caption) - phi(flip), trained on [x, -x] so orientation carries no "
+    "prior, one per flip type, cross-fitted over {folds} image folds (SHA-256 of image_id); held-out accuracy: the "
+    "share of flip rows where it picks the caption (a tie counts 1/2), pair-level, with an image-bootstrap interval"
+)
+
 
 def _stable_hash(values, salt: str = "") -> np.ndarray:
     """A 64-bit hash of each value's text, identical on every machine and run."""
@@ -47,21 +60,24 @@ def _stable_hash(values, salt: str = "") -> np.ndarray:
 
 def image_folds(image_ids) -> np.ndarray:
     """Cross-fitting fold (0 or 1) of each image id (:func:`lgip_dataset.ngram.image_fold`)."""
-    return np.array([image_fold(i) for i in image_ids], dtype=np.int64)
+    codes, uniques = pd.factorize(pd.Series(np.asarray(image_ids)))
+    return np.array([image_fold(i) for i in uniques], dtype=np.int64)[codes]  # each distinct id hashed once
 
 
-def lm_scores(rows: pd.DataFrame, model=BigramKN) -> tuple[np.ndarray, np.ndarray]:
+def lm_scores(rows: pd.DataFrame, model=BigramKN, train: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Cross-fitted LM log-probabilities of every row's caption and variant.
 
     ``rows`` needs ``image_id``, ``caption_id``, ``caption`` and ``variant``; ``model`` is the LM
-    class (anything with ``fit(sentences)`` and ``logprob(sentence)``).
+    class (anything with ``fit(sentences)`` and ``logprob(sentence)``). The LMs learn the captions of
+    ``train`` (``image_id``, ``caption_id``, ``caption``; default ``rows``), each fold's from its images.
     """
     fold = image_folds(rows["image_id"].to_numpy())
+    train_fold = fold if train is None else image_folds(train["image_id"].to_numpy())
+    train = rows if train is None else train
     original = np.empty(len(rows))
     variant = np.empty(len(rows))
     for f in range(FOLDS):
-        train = rows.loc[fold == f].drop_duplicates("caption_id")["caption"]
-        lm = model().fit(train.tolist())
+        lm = model().fit(train.loc[train_fold == f].drop_duplicates("caption_id")["caption"].tolist())
         scored = fold != f
         for out, column in ((original, "caption"), (variant, "variant")):
             codes, texts = pd.factorize(rows.loc[scored, column])
@@ -112,6 +128,45 @@ def balance(rows: pd.DataFrame, lm_original, lm_variant, seed: int = 0) -> tuple
     return keep, counts
 
 
+def accuracy_block(margins, image_ids, *, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:
+    """Held-out accuracy of a learner's margins with its image-bootstrap interval, pairs and images."""
+    margins, image_ids = np.asarray(margins, dtype=np.float64), np.asarray(image_ids)
+    return {"accuracy": adversary.held_out_accuracy(margins),
+            "interval": adversary.accuracy_interval(margins, image_ids, bootstrap=bootstrap, seed=seed,
+                                                    confidence=confidence),
+            "pairs": int(len(margins)), "images": int(len(pd.unique(image_ids)))}
+
+
+def flip_blocks(types) -> dict[str, list[str]]:
+    """The flip types of each headline block present in ``types``: the paper's flips (Table 1's headline,
+    every flip type when no core one is present, as the statistics do), the hard flips (when present)."""
+    present = set(types)
+    paper = [t for t in stats.CORE_TYPES if t in present and stats.DECLARED_TYPES[t] == stats.FLIP]
+    hard = [t for t in stats.HARD_TYPES if t in present]
+    return {"headline": paper or sorted(present), **({stats.HARD: hard} if hard else {})}
+
+
+def adversary_report(rows: pd.DataFrame, *, learner: str = "word", bootstrap: int = 1000, seed: int = 0,
+                     confidence: float = 0.95, **_options) -> dict | None:
+    """The ``adversary`` entry of the blind block: the learned adversary's held-out accuracy per flip type
+    and for the headline blocks (``headline``: the paper's flips; ``hard``), None without flip rows."""
+    flips = rows.loc[(rows["kind"] == stats.FLIP).to_numpy()]
+    if flips.empty:
+        return None
+    types, image_ids = flips["type"].to_numpy().astype(str), flips["image_id"].to_numpy()
+    margins = adversary.out_of_fold_margins(flips["caption"].tolist(), flips["variant"].tolist(), image_ids,
+                                            types=types, learner=learner)
+    options = dict(bootstrap=bootstrap, seed=seed, confidence=confidence)
+    report = {"scorer": ADVERSARY_DESCRIPTION.format(learner=learner, folds=adversary.FOLDS), "learner": learner,
+              "folds": adversary.FOLDS}
+    for block, members in flip_blocks(types).items():
+        mask = np.isin(types, members)
+        report[block] = {"types": members, **accuracy_block(margins[mask], image_ids[mask], **options)}
+    report["per_type"] = {t: accuracy_block(margins[types == t], image_ids[types == t], **options)
+                          for t in sorted(set(types))}
+    return report
+
+
 def text_similarity(rows: pd.DataFrame) -> dict:
     """Mean ``t_sim`` and the share above ``COLLAPSE`` per variant type (rows, not base pairs)."""
     grouped = rows.assign(collapsed=rows["t_sim"] > COLLAPSE).groupby("type", sort=False)
@@ -149,6 +204,8 @@ def blind_report(rows: pd.DataFrame, *, balance_seed: int = 0, **options) -> dic
             **(balanced or {"blind": None, "model": None}),
         },
     }
+    if (learned := adversary_report(rows, **options)) is not None:
+        report["adversary"] = learned
     if "t_sim" in rows:
         report["text_similarity"] = {"threshold": COLLAPSE, "per_type": text_similarity(rows)}
     return report

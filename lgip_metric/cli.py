@@ -20,6 +20,7 @@ COMMANDS = {
     "score": ("lgip_metric.commands.score", "Score every (image, text) row of a dataset with a model."),
     "evaluate": ("lgip_metric.commands.evaluate", "Score a model and compute the LGIP statistics."),
     "report": ("lgip_metric.commands.report", "Tables, frontier plot and qualitative page from results."),
+    "audit": ("lgip_metric.commands.audit", "Audit a probe set's negatives for text artifacts (text-only learners)."),
     "analyze": ("lgip_metric.commands.analyze", "Correlate per-row gaps and invariance errors with caption features."),
     "push-results": ("lgip_metric.commands.push_results", "Write a results file's metrics into a model card's model-index."),
 }

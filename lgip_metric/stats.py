@@ -790,11 +790,14 @@ def lgip_statistics(
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    require_both_kinds: bool = True,
 ) -> dict:
-    """``statistics(summarize(...))``: the LGIP statistics of one model straight from its rows."""
+    """``statistics(summarize(...))``: the LGIP statistics of one model straight from its rows
+    (``require_both_kinds=False``: flips alone, or paraphrases alone, are enough; see ``statistics``)."""
     summary = summarize(original_scores, variant_scores, variant_kinds, variant_types, caption_ids, image_ids,
                         extra_types=extra_types)
-    return statistics(summary, pair_level=pair_level, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    return statistics(summary, pair_level=pair_level, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                      require_both_kinds=require_both_kinds)
 
 
 # --------------------------------------------------------------------------------------------

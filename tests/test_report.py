@@ -17,6 +17,7 @@ from lgip_dataset.errors import DataError
 from lgip_metric import reference, results, score_table, stats
 from lgip_metric.cli import main as lgip
 from lgip_metric.provenance import Provenance
+from lgip_metric.report import hard as hard_report
 from lgip_metric.report import plots, report_from_files, write_report
 
 TYPES = {"template": "paraphrase", "marker": "paraphrase", "object": "flip", "color": "flip", "count": "flip"}
@@ -243,7 +244,12 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     records = read_csv(paths["hard.csv"])
     assert [(r["scorer"], r["block"]) for r in records] == [
         (s, b) for b in ("paper flips (Table 1)", "hard flips")
-        for s in ("model", "blind: bigram KN LM", "blind: trigram KN LM")]
+        for s in ("model", "blind: bigram KN LM", "blind: trigram KN LM", hard_report.ADVERSARY)]
+    learned = data["blind"]["adversary"]
+    assert learned["learner"] == "word" and learned["hard"]["types"] == ["hard_object", "hard_color"]
+    adversary_hard = next(r for r in records if r["scorer"] == hard_report.ADVERSARY and r["block"] == "hard flips")
+    assert float(adversary_hard["PR"]) == pytest.approx(learned["hard"]["accuracy"])
+    assert int(adversary_hard["variant_rows"]) == learned["hard"]["pairs"] == model_rows_of(frame, learned["hard"])
     hard = data["statistics"]["hard"]
     model_hard = next(r for r in records if r["scorer"] == "model" and r["block"] == "hard flips")
     assert float(model_hard["PR"]) == pytest.approx(hard["PR"]) and model_hard["types"] == "hard_object,hard_color"
@@ -254,7 +260,13 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     index = paths["report.md"].read_text(encoding="utf-8")
     assert index.index("LGIP Table 1") < index.index("Hard flips beside Table 1")
     blind_md = paths["blind.md"].read_text(encoding="utf-8")
-    assert "blind trigram PR" in blind_md
+    assert "blind trigram PR" in blind_md and "learned word adversary accuracy (held-out)" in blind_md
+    assert f"{hard_report.ADVERSARY} | " in text  # the per hard type table has its row
+    del data["blind"]["adversary"]  # results written before it: no adversary row or column
+    path.write_text(json.dumps(data), encoding="utf-8")
+    older = report_from_files([path], tmp_path / "older")
+    assert hard_report.ADVERSARY not in older["hard.md"].read_text(encoding="utf-8")
+    assert "adversary" not in older["blind.md"].read_text(encoding="utf-8")
     from lgip_metric.commands.evaluate import headline
 
     assert "hard flips (hard_object, hard_color):" in headline(data["statistics"])
@@ -271,6 +283,11 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     assert board.loc[label, "hard PR, blind: trigram KN LM"] == pytest.approx(
         round(data["blind"]["trigram"]["blind"]["hard"]["PR"], 4))
     assert "paper flips PR, blind: bigram KN LM" in board.columns
+
+
+def model_rows_of(frame, block: dict) -> int:
+    """The flip rows of a block's types in a score table."""
+    return int(((frame["kind"] == "flip") & frame["type"].isin(block["types"])).sum())
 
 
 def test_no_hard_block_without_hard_flips(two, tmp_path):

@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     lm = results.data["blind"]["lm"]["blind"]["per_type"]
     print("  blind n-gram LM PR (text only, cross-fitted): "
           + ", ".join(f"{t} {lm[t]['PR']:.4f}" for t in results.statistics["headline_types"][stats.FLIP] if t in lm))
+    if learned := results.data["blind"].get("adversary"):
+        print("  learned word adversary held-out accuracy (text only, cross-fitted): "
+              + ", ".join(f"{t} {learned['per_type'][t]['accuracy']:.4f}"
+                          for t in results.statistics["headline_types"][stats.FLIP] if t in learned["per_type"]))
     print(f"results -> {results.path}\nreport  -> {report['report.md']}")
     return 0
 

@@ -45,6 +45,7 @@ def blind_records(results: list[Results]) -> list[dict]:
         lm, balanced = block["lm"]["blind"], block["balanced"]
         trigram = block.get("trigram", {}).get("blind")  # results written before the trigram lack it
         similarity = block.get("text_similarity", {}).get("per_type", {})
+        learned = (block.get("adversary") or {}).get("per_type")  # results written before it lack it
         for type_, values in r.statistics["per_type"].items():
             if values["kind"] != stats.FLIP:
                 continue
@@ -55,6 +56,8 @@ def blind_records(results: list[Results]) -> list[dict]:
                 "model": r.label, "type": type_, "PR": values["PR"],
                 "blind_lm_PR": lm["per_type"].get(type_, {}).get("PR"),
                 "blind_trigram_PR": trigram["per_type"].get(type_, {}).get("PR") if trigram else None,
+                **({"adversary_accuracy": learned.get(type_, {}).get("accuracy"),
+                    "adversary_interval": learned.get(type_, {}).get("interval")} if learned is not None else {}),
                 "balanced_kept": kept.get("kept"), "flips": kept.get("flips"),
                 "balanced_blind_lm_PR": after_blind["PR"] if after_blind else None,
                 "balanced_PR": after["PR"] if after else None,
@@ -68,16 +71,23 @@ def blind_markdown(results: list[Results]) -> str:
     records = blind_records(results)
     if not records:
         return ""
+    learned = any("adversary_accuracy" in r for r in records)
     rows = [[r["model"], r["type"], number(r["PR"]), number(r["blind_lm_PR"]), number(r["blind_trigram_PR"]),
+             *([number(r.get("adversary_accuracy"), r.get("adversary_interval"))] if learned else []),
              f"{r['balanced_kept']} / {r['flips']}", number(r["balanced_blind_lm_PR"]), number(r["balanced_PR"]),
              number(r["t_sim_mean"]), number(r["t_sim_share_collapsed"])] for r in records]
     first = next(r for r in results if r.data.get("blind")).data["blind"]
+    adversary = next((r.data["blind"]["adversary"] for r in results if (r.data.get("blind") or {}).get("adversary")),
+                     None)
     return ("## Blind baselines (SugarCrepe): how far text alone goes\n\n"
-            + markdown(["Model", "flip type", "PR ↑", "blind LM PR", "blind trigram PR", "balanced kept / flips",
+            + markdown(["Model", "flip type", "PR ↑", "blind LM PR", "blind trigram PR",
+                        *(["learned word adversary accuracy (held-out)"] if learned else []), "balanced kept / flips",
                         "blind LM PR (balanced)", "PR (balanced) ↑", "mean cos(f_text(c), f_text(c†))", f"share > {blind.COLLAPSE}"], rows)
             + f"\n- Blind LM: {first['lm']['scorer']}. Its PR uses the same nesting as the model's PR; a model whose "
             "PR is near the blind LM's may be exploiting text plausibility rather than the image.\n"
             + (f"- Blind trigram: {first['trigram']['scorer']}.\n" if "trigram" in first else "")
+            + (f"- Learned word adversary: {adversary['scorer']}; 0.5 is chance, and `lgip audit` gives its "
+               "character-level twin and the words behind it.\n" if adversary else "")
             + f"- Balanced: {first['balanced']['rule']}.\n"
             "- Text similarity: the model's own text tower; a share near 1 above the threshold means its text "
             "encoder cannot tell the captions apart (text-encoder collapse, ControlledImCaps).\n")

@@ -1,0 +1,143 @@
+"""``lgip audit``: how far text alone goes on a probe set's (caption, negative) pairs.
+
+Reads an ``lgip build`` folder, a SugarCrepe-format folder (``--from sugarcrepe DIR``) or any table of
+pairs (``--pairs FILE``: .parquet, .csv or .jsonl with image_id, caption, variant or negative_caption
+and optionally type), and prints per type and headline block the held-out accuracy of the learned
+text-only adversaries (word and character n-gram logistic regressions cross-fitted by image), the
+cross-fitted n-gram LMs' PR and the words the negatives remove or add most unevenly
+(:mod:`lgip_metric.audit`). ``--untrained MODELS --images DIR`` adds the PR of those models built with
+random weights on the pairs whose images are in DIR. ``--json`` writes every figure with provenance.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", nargs="?", default=None, metavar="BUILD_DIR",
+                        help="an `lgip build` output folder (or use --from / --pairs)")
+    parser.add_argument("--from", dest="from_source", nargs=2, metavar=("FORMAT", "DIR"),
+                        help="a probe set in another layout: `sugarcrepe DIR` reads DIR/*.json "
+                             "({id: {filename, caption, negative_caption}}), each file a type sugarcrepe_<file>")
+    parser.add_argument("--pairs", type=Path, default=None, metavar="FILE",
+                        help="a table of pairs (.parquet, .csv, .jsonl): image_id, caption, variant (or "
+                             "negative_caption) and optionally type, caption_id, kind, original, replacement")
+    parser.add_argument("--types", type=_names, default=None,
+                        help="comma-separated flip types to audit (default: every flip type)")
+    parser.add_argument("--learners", type=_names, default=("word", "char"),
+                        help="comma-separated learners: word (1-2-grams), char (2-4-grams) (default: word,char)")
+    parser.add_argument("--bootstrap", type=int, default=1000,
+                        help="image resamples for the 95%% intervals; 0 skips them (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    parser.add_argument("--no-ngram", action="store_true", help="leave out the bigram/trigram LMs' PR")
+    parser.add_argument("--untrained", type=_names, default=None, metavar="MODELS",
+                        help="comma-separated registry models to score with random weights (e.g. "
+                             "clip-vit-b16,siglip-b16-224); needs --images")
+    parser.add_argument("--images", type=Path, default=None,
+                        help="folder of the pairs' image files (COCO names %%012d.jpg or the input's file_name)")
+    parser.add_argument("--device", default=None, help="device of --untrained models (default: CUDA when available)")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write every figure as JSON")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="OUT", help="write the printed tables")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _names(value: str) -> tuple[str, ...]:
+    names = tuple(v.strip() for v in value.split(",") if v.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {value!r}")
+    return names
+
+
+def _source(args: argparse.Namespace):
+    """The input the arguments name, loaded and checked (a DataError otherwise)."""
+    from lgip_dataset import sugarcrepe
+    from lgip_dataset.errors import DataError
+    from lgip_metric import audit
+
+    named = [x for x in (args.source, args.from_source, args.pairs) if x is not None]
+    if len(named) != 1:
+        raise DataError("name exactly one input: an `lgip build` folder, --from sugarcrepe DIR or --pairs FILE"
+                        + (f" (got {len(named)})" if named else ""))
+    if args.from_source is not None:
+        name, folder = args.from_source
+        if name != sugarcrepe.FORMAT:
+            raise DataError(f"--from {name}: unknown probe-set format; known: {sugarcrepe.FORMAT} "
+                            "(or pass any table of pairs with --pairs FILE)")
+        return audit.from_sugarcrepe(folder)
+    if args.pairs is not None:
+        return audit.from_pairs_file(args.pairs)
+    return audit.from_build(args.source)
+
+
+def _check_untrained(args: argparse.Namespace) -> None:
+    """--untrained and --images together, the folder present, every model buildable with random weights
+    (its architecture, config and tokenizer at hand: built once on the CPU and dropped), before any work."""
+    from lgip_dataset.errors import DataError
+    from lgip_metric.models import ModelError, load_model, resolve_model
+
+    if args.untrained is None:
+        return
+    if args.images is None:
+        raise DataError("--untrained needs --images DIR, the folder of the pairs' image files")
+    if not args.images.is_dir():
+        raise DataError(f"--images {args.images}: not a folder")
+    for model in args.untrained:
+        try:
+            load_model(resolve_model(model, pretrained="none"), device="cpu")
+        except ModelError as err:
+            raise DataError(f"--untrained {model}: {' '.join(str(err).split())}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    import sklearn
+
+    from lgip_dataset import __version__
+    from lgip_dataset.atomic import atomic_write_text
+    from lgip_dataset.errors import DataError
+    from lgip_metric import audit
+    from lgip_metric.results import git_hash
+
+    audit.check_learners(args.learners)
+    if args.bootstrap < 0:
+        raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
+    if args.images is not None and args.untrained is None:
+        raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
+    source = _source(args)
+    rows = audit.flip_rows(source.frame, types=args.types, where=source.name)  # checked before the learners
+    _check_untrained(args)
+    started = time.perf_counter()
+    result = audit.audit(source.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
+                         ngram=not args.no_ngram, types=args.types, progress=not args.no_progress, where=source.name)
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    untrained = None
+    if args.untrained:
+        started = time.perf_counter()
+        untrained = audit.untrained_check(rows, args.untrained, args.images, file_names=source.file_names,
+                                          bootstrap=args.bootstrap, seed=args.seed, device=args.device,
+                                          progress=not args.no_progress)
+        untrained["seconds"] = round(time.perf_counter() - started, 2)
+    title = f"# Artifact audit of {source.name} ({source.format})\n\n"
+    text = title + audit.markdown(result, untrained)
+    skipped = sum(info["count"] for info in source.skipped.values())
+    if skipped:
+        text += "\n" + "\n".join(f"skipped {info['count']:,} × {reason} (e.g. {info['examples'][0]})"
+                                 for reason, info in source.skipped.items()) + "\n"
+    print(text)
+    print(f"audit: {result['pairs']:,} pairs over {result['images']:,} images in {result['seconds']:.1f} s"
+          + (f"; untrained models in {untrained['seconds']:.1f} s" if untrained else ""))
+    if args.markdown:
+        atomic_write_text(args.markdown, text)
+        print(f"markdown -> {args.markdown}")
+    if args.json:
+        record = {"format": "lgip-audit", "version": 1, "lgip_version": __version__, "git_hash": git_hash(),
+                  "sklearn_version": sklearn.__version__,
+                  "input": {"source": source.name, "format": source.format, "sha256": source.sha256,
+                            "types": args.types and list(args.types), "skipped": source.skipped},
+                  **result, **({"untrained": untrained} if untrained else {})}
+        atomic_write_text(args.json, json.dumps(record, indent=2, allow_nan=False) + "\n")
+        print(f"json -> {args.json}")
+    return 0
