@@ -169,6 +169,35 @@ def _statistics_line(hard_flips: dict | None) -> str:
             f"and the build's own captions{extra}, cross-fitted over {hard_flips['folds']} image folds")
 
 
+def _balance_section(hard_flips: dict | None) -> str | None:
+    """The hard flips' balance and their text-only audit, as the build measured them (None without hard flips)."""
+    report = (hard_flips or {}).get("balance")
+    if not report or not report.get("per_type"):
+        return None
+
+    def accuracy(figures: dict) -> str:
+        low, high = figures["learner_interval"] or (float("nan"), float("nan"))
+        return f"{figures['learner_accuracy']:.3f} [{low:.3f}, {high:.3f}]"
+
+    rows = ["| type | flips | images with a site | images with a flip | largest word imbalance (share, words used "
+            f">= {report['min_uses']}) | bigram LM: caption / flip likelier | word learner held-out accuracy [95% CI] |",
+            "|---|---:|---:|---:|---|---|---|"]
+    for type_, f in report["per_type"].items():
+        rows.append(f"| {type_} | {f['flips']:,} | {f['images_with_site']:,} | {f['images_with_flip']:,} | "
+                    f"{f['largest_word_imbalance']} ({f['largest_imbalance_share_frequent_words']:.1%}) | "
+                    f"{f['lm_prefers_caption']:,} / {f['lm_prefers_flip']:,} | {accuracy(f)} |")
+    rows.append(f"| **hard set** | {sum(f['flips'] for f in report['per_type'].values()):,} | | | | | "
+                f"{accuracy(report['hard_set'])} |")
+    return ("## Hard flips: balanced by construction, audited\n\n"
+            "The hard flips are chosen across the whole build, not caption by caption: " + report["rule"] + ". "
+            f"Within each hard type every word is removed by the flips as often as it is inserted, to within "
+            f"{report['word_tolerance']} in each of the learner's {report['learner_folds']} image folds, so a "
+            "text-only model has no word to prefer. The word learner (a logistic regression on the two texts' word "
+            "1-2-gram counts) is trained on the chosen flips of the other image folds and tested on each fold's: "
+            "0.5 is chance.\n\n" + "\n".join(rows) + "\n\nThe full audit (a character learner, the n-gram LMs, the "
+            "words removed or added most unevenly) of this folder or any other probe set: `lgip audit <folder>`.")
+
+
 def _skips_section(skips: dict) -> str:
     if not skips:
         return "No input row was skipped."
@@ -255,6 +284,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         f"- lexicon version: {info['lexicon_version']}; lgip {info['lgip_version']}; "
         f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}"
         + _statistics_line(info.get("hard_flips")),
+        *filter(None, (_balance_section(info.get("hard_flips")),)),
         "## Skipped input\n\n" + _skips_section(info["skips"]),
     ]
     if images is not None:

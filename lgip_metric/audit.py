@@ -301,25 +301,18 @@ def _words(text) -> list[str]:
 
 def word_artifacts(rows: pd.DataFrame, *, min_uses: int = MIN_USES, top: int = TOP_WORDS) -> dict[str, list[dict]]:
     """Per type, the lower-cased words used at least ``min_uses`` times on either side of an edit, by how
-    unevenly: ``original`` (times in the caption's edited words) and ``replacement`` (in the negative's),
-    ``imbalance`` = (original - replacement) / uses, sorted by |imbalance| then uses. A row's edited words
-    are its ``original``/``replacement`` fields when it has them, else the word difference of its texts
-    (the words of one text not matched in the other)."""
-    fields = [rows[c] if c in rows else pd.Series([None] * len(rows), index=rows.index)
-              for c in ("original", "replacement")]
+    unevenly: ``original`` (times removed: in the caption, not matched in the negative) and ``replacement``
+    (times inserted), ``imbalance`` = (original - replacement) / uses, sorted by |imbalance| then uses. The
+    edited words are the word difference of the two texts, what a text-only learner sees (the replaced word
+    with its agreement edits: "A dog is" -> "Two dogs are" removes "a", "dog", "is")."""
     out = {}
     for type_ in sorted(set(rows["type"])):
         mask = (rows["type"] == type_).to_numpy()
         removed, added = Counter(), Counter()
-        for caption, variant, original, replacement in zip(rows["caption"][mask], rows["variant"][mask],
-                                                           fields[0][mask], fields[1][mask]):
-            if (isinstance(original, str) and original) or (isinstance(replacement, str) and replacement):
-                removed.update(_words(original))
-                added.update(_words(replacement))
-            else:
-                before, after = Counter(_words(caption)), Counter(_words(variant))
-                removed.update(before - after)
-                added.update(after - before)
+        for caption, variant in zip(rows["caption"][mask], rows["variant"][mask]):
+            before, after = Counter(_words(caption)), Counter(_words(variant))
+            removed.update(before - after)
+            added.update(after - before)
         listed = []
         for word in removed.keys() | added.keys():
             uses = removed[word] + added[word]

@@ -83,6 +83,23 @@ def make_tiny_siglip(
     return str(folder)
 
 
+def make_untrained_siglip(folder: str | Path, captions: Iterable[str], vocab_size: int = 8000) -> str:
+    """Write the config of the real SigLIP B/16-224 architecture (transformers' ``SiglipConfig`` defaults:
+    12-layer 768-wide towers, 224 px, patch 16, 64 text positions) with a SentencePiece tokenizer trained
+    here on ``captions`` (the real one cannot be downloaded offline) and its 224 px processor; return the
+    folder, to be scored with ``pretrained="none"`` (seeded random weights)."""
+    from transformers import SiglipConfig, SiglipImageProcessorPil
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = _sentencepiece_tokenizer(list(captions), folder, vocab_size)
+    config = SiglipConfig(text_config={**_special_ids(tokenizer), "vocab_size": len(tokenizer)})
+    config.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    SiglipImageProcessorPil(size={"height": 224, "width": 224}).save_pretrained(folder)
+    return str(folder)
+
+
 def make_tiny_hf_clip(folder: str | Path) -> str:
     """Write a tiny transformers CLIP folder (real CLIP BPE vocabulary from open_clip); return its path."""
     import open_clip
@@ -112,14 +129,14 @@ def _save_random(model_cls, config, folder: Path) -> None:
         model_cls(config).save_pretrained(folder)
 
 
-def _sentencepiece_tokenizer(texts: list[str], folder: Path):
+def _sentencepiece_tokenizer(texts: list[str], folder: Path, vocab_size: int = 400):
     """A SiglipTokenizer over a unigram SentencePiece model trained on ``texts`` (SigLIP's id layout)."""
     import sentencepiece as spm
     from transformers import SiglipTokenizer
 
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=model, vocab_size=400, model_type="unigram",
+        sentence_iterator=iter(texts), model_writer=model, vocab_size=vocab_size, model_type="unigram",
         pad_id=0, eos_id=1, unk_id=2, bos_id=-1, hard_vocab_limit=False, minloglevel=2,
     )
     path = folder / "spiece.model"
