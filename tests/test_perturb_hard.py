@@ -246,7 +246,7 @@ def test_text_alone_sits_near_chance_on_the_hard_flips_of_the_embedded_sample():
         assert np.isfinite(original).all()
 
 
-@pytest.mark.parametrize("caption", [*CAPTIONS[:4], "The large brown bear has a black nose.",
+@pytest.mark.parametrize("caption", [*CAPTIONS[:4], "A brown bear sitting in the grass.",
                                      "A man in a shirt and tie motioning with his hand."])
 def test_the_hard_flips_do_not_depend_on_the_other_families_chosen(caption):
     """A probe set of its own: the same hard flips whether or not the paper's flips are built, even
@@ -254,7 +254,7 @@ def test_the_hard_flips_do_not_depend_on_the_other_families_chosen(caption):
     alone = _hard_flips(caption)
     flips = Perturber(k_same=6, k_diff=6, families="core,hard").perturb(caption, seed=0).flips
     assert [f for f in flips if f.type in HARD] == alone
-    if caption.startswith(("The large brown bear", "A man in a shirt")):
+    if caption.startswith(("A brown bear sitting", "A man in a shirt")):
         assert {f.text for f in alone} & {f.text for f in flips if f.type not in HARD}
 
 

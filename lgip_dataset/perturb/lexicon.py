@@ -66,6 +66,7 @@ class Lexicon:
     pronoun_gender: dict[str, str]  # "his" -> "male"
     relative_animate: frozenset[str]  # "who": the noun before it is a person
     plural_in_use: frozenset[str]  # groups whose singular reads odd as a replacement ("riding a ski")
+    supercategory_words: dict[str, frozenset[str]]  # "vehicle" -> "vehicle", "vehicles": names of a supercategory
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
@@ -141,7 +142,8 @@ def _objects(data: dict) -> dict:
                 coreference_cues=frozenset(frames["coreference_cues"]),
                 gerund_modifiers=frozenset(frames["gerund_modifiers"]),
                 pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]),
-                plural_in_use=frozenset(frames["plural_in_use"]))
+                plural_in_use=frozenset(frames["plural_in_use"]),
+                supercategory_words={k: frozenset(v) for k, v in frames["supercategory_words"].items()})
 
 
 def _colors(data: dict) -> dict:

@@ -114,13 +114,18 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     supercategory ("table" -> "man", "people" -> "elephants", "keyboard" -> "table": what people
     do is seldom what animals or things do, and a thing of another kind in the same slot is too
     often absurd: "a person on a table talking", "a teddy bear hanging out of his mouth"), a noun
-    the caption already names ("a man and woman" -> "a woman and woman"), or another gender where
-    a he/she pronoun may refer to the noun."""
+    the caption already names, or one it names by a broader or narrower word ("a man and woman" ->
+    "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no contradiction), or another
+    gender where a he/she pronoun may refer to the noun."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
         return 0
     new_group = _object_key(ctx, variant.replacement)[2:]
-    if any(u.form is not None and u.form.group == new_group for u in ctx.units.values()):
+    related = ctx.lex.object_related[new_group]  # itself, its ancestors and descendants
+    if any(u.form is not None and u.form.group in related for u in ctx.units.values() if u.start != first):
+        return None
+    broader = ctx.lex.supercategory_words.get(groups[new_group].supercategory, frozenset())
+    if any(t.low in broader for t in ctx.tokens):
         return None
     old_group = ctx.units[first].form.group
     if _gender_clash(ctx, old_group, new_group):
@@ -267,15 +272,16 @@ def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
 
 
 def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
-    """The count family's sites and candidates, each "two"/"three" also to "a"/"an", then the article
-    count sites' and the bare plural subjects' (:mod:`hard_sites`); none in a caption that says its count
-    twice."""
+    """The count family's sites and candidates (where every verb agrees: "Two boys playing tennis run"
+    never becomes "One boy ... run"), each "two"/"three" also to "a"/"an", then the article count sites'
+    and the bare plural subjects' (:mod:`hard_sites`); none in a caption that says its count twice."""
     if hard_sites.count_said_twice(ctx):
         return []
     sites = []
     for site, candidates in zip(counts.count_sites(ctx), counts.generate(ctx, rng)):
         article = hard_sites.singular_article_flip(ctx, site, "hard_count")
-        sites.append(itertools.chain(candidates, () if article is None else (article,)))
+        agreeing = (v for v in candidates if hard_sites.number_agrees(ctx, site, v))
+        sites.append(itertools.chain(agreeing, () if article is None else (article,)))
     return sites + hard_sites.article_count_flips(ctx) + hard_sites.bare_plural_flips(ctx)
 
 

@@ -10,7 +10,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterator
 
-from lgip_dataset.perturb.agreement import indefinite_article, is_verb_only, present_verb_number
+from lgip_dataset.perturb.agreement import indefinite_article, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
 from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, is_subject,
@@ -55,20 +55,30 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
 
 
 def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str = "singular") -> bool:
-    """True when no present verb of the site's old ``number`` after it is left as it was ("A boy
+    """True when no present verb of the site's old ``number`` after its counted noun is left as it was ("A boy
     playing tennis runs": the count family fixes only the verb it can tie to the subject). A lexicon
-    noun or a word after a determiner is no verb ("on a couch"); a bare plural form must be a verb and
-    nothing else ("sit", not "sky", "down" or "run"), and not an infinitive ("to sit")."""
+    noun or a word after a determiner is no verb ("on a couch"); a bare plural form counts unless it is a
+    function word or an infinitive ("to sit"), even where it may be a noun ("People at a station board
+    a train")."""
     nouns = {k for u in ctx.units.values() for k in range(u.start, u.end)}
 
     def verb(i: int, low: str) -> bool:
         prev = ctx.prev_word(i)
         if i in nouns or present_verb_number(low) != number or (prev is not None and prev.low in _DETERMINERS):
             return False
-        return number == "singular" or (is_verb_only(low) and low not in ctx.lex.function_words
-                                        and (prev is None or prev.low != "to"))
-    after = {t.low for i, t in enumerate(ctx.tokens[site.end:], site.end) if verb(i, t.low)}
+        return number == "singular" or (low not in ctx.lex.function_words and (prev is None or prev.low != "to"))
+    head = counted_head(ctx, site.end) if site.end > site.first else None
+    start = head[0] + 1 if head is not None else next(
+        (u.end for u in sorted(ctx.units.values(), key=lambda u: u.start) if u.start >= site.end), site.end)
+    after = {t.low for i, t in enumerate(ctx.tokens[start:], start) if verb(i, t.low)}
     return not after & {t.low for t in tokenize(variant.text)}
+
+
+def number_agrees(ctx: CaptionContext, site: CountSite, variant: Variant) -> bool:
+    """True for a count family flip of ``site`` that keeps its number, or changes it with no verb of the old
+    number left after the counted noun (:func:`_agrees`)."""
+    one = ctx.lex.numbers.get(variant.replacement.lower()) == 1
+    return one == (site.value == 1) or _agrees(ctx, site, variant, "singular" if site.value == 1 else "plural")
 
 
 def article_count_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
