@@ -22,6 +22,7 @@ from lgip_dataset.perturb.text import tokenize
 from lgip_dataset.perturb.variant import Variant
 
 ARTICLE_COUNTS = ("two", "three")  # what "a"/"an" of a countable subject may become
+_VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
                           "your", "our"))
@@ -58,15 +59,20 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     """True when no present verb of the site's old ``number`` after its counted noun is left as it was ("A boy
     playing tennis runs": the count family fixes only the verb it can tie to the subject). A lexicon
     noun or a word after a determiner is no verb ("on a couch"); a bare plural form counts unless it is a
-    function word or an infinitive ("to sit"), even where it may be a noun ("People at a station board
-    a train")."""
+    function word or follows one ("in water", "to sit"; but "and", "who", ... open a verb's place), even
+    where it may be a noun ("People at a station board a train")."""
     nouns = {k for u in ctx.units.values() for k in range(u.start, u.end)}
 
     def verb(i: int, low: str) -> bool:
         prev = ctx.prev_word(i)
         if i in nouns or present_verb_number(low) != number or (prev is not None and prev.low in _DETERMINERS):
             return False
-        return number == "singular" or (low not in ctx.lex.function_words and (prev is None or prev.low != "to"))
+        if number == "singular":
+            return True
+        # a bare plural form after a preposition or another function word is its noun ("in water"), but one
+        # after a content word or a clause word is in a verb's place ("People at a station board a train")
+        return low not in ctx.lex.function_words and (prev is None or prev.low in _VERB_PLACE
+                                                      or prev.low not in ctx.lex.function_words)
     head = counted_head(ctx, site.end) if site.end > site.first else None
     start = head[0] + 1 if head is not None else next(
         (u.end for u in sorted(ctx.units.values(), key=lambda u: u.start) if u.start >= site.end), site.end)
