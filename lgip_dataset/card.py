@@ -194,7 +194,8 @@ def _balance_section(hard_flips: dict | None) -> str | None:
             f"{report['word_tolerance']} in each of the learner's {report['learner_folds']} image folds, so a "
             "text-only model has no word to prefer. The word learner (a logistic regression on the two texts' word "
             "1-2-gram counts) is trained on the chosen flips of the other image folds and tested on each fold's: "
-            "0.5 is chance.\n\n" + "\n".join(rows) + "\n\nThe full audit (a character learner, the n-gram LMs, the "
+            "0.5 is chance, and below it is no better (the words that balance the whole set lean the other way "
+            "in the folds a learner trains on; on a small build that dominates).\n\n" + "\n".join(rows) + "\n\nThe full audit (a character learner, the n-gram LMs, the "
             "words removed or added most unevenly) of this folder or any other probe set: `lgip audit <folder>`.")
 
 

@@ -146,3 +146,20 @@ def test_a_2000_caption_val2017_build_is_balanced_and_counts_go_both_ways(tmp_pa
     from_one = counts["original"].str.lower().isin(["a", "an"]).sum()
     assert to_one and from_one and abs(to_one - from_one) <= balance.WORD_TOLERANCE
     assert np.all(pairs.groupby("row_id").size() == 1)
+
+
+def test_the_build_records_the_balance_and_its_audit_in_the_record_and_the_card():
+    import json
+
+    from lgip_dataset import SAMPLE_DIR
+
+    info = json.loads((SAMPLE_DIR / "lgip_build.json").read_text())
+    report = info["hard_flips"]["balance"]
+    assert report["word_tolerance"] == balance.WORD_TOLERANCE and report["balance_within_folds"]
+    card = (SAMPLE_DIR / "README.md").read_text()
+    assert "## Hard flips: balanced by construction, audited" in card
+    for type_, figures in report["per_type"].items():
+        assert figures["largest_word_imbalance"] <= balance.WORD_TOLERANCE
+        low, high = figures["learner_interval"]
+        assert low <= figures["learner_accuracy"] <= high
+        assert f"| {type_} | {figures['flips']:,} |" in card and f"{figures['learner_accuracy']:.3f} [{low:.3f}" in card
