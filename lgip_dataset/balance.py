@@ -153,8 +153,9 @@ class _Problem:
 
         The linear relaxation is nearly integral (the constraints are those of a flow but for the
         candidates that change several words and the coverage variables): it is solved first, its
-        integral values are kept, and the integer program is solved over the fractional ones (over
-        all of them if that has no solution)."""
+        integral values are kept, and the integer program is solved over the fractional ones; if that
+        has no solution, over every candidate the relaxation uses (measured on val2017: 16 s against 270 s
+        for the whole program, within 1e-4 of its worth), and over all of them if that has none either."""
         flips = FLIP_WORTH - TIER_COST * self.tier - LEARNER_COST * np.maximum(margins, 0.0) + 1e-3 * self.noise
         covers = self.width - len(self) - (int(self.image.max()) + 1)
         worth = np.r_[flips, np.full(covers, TYPE_COVER_WORTH), np.full(self.width - len(self) - covers, IMAGE_COVER_WORTH)]
@@ -162,7 +163,10 @@ class _Problem:
         relaxed = self._milp(worth, np.zeros(self.width), upper, integral=False)
         if relaxed is None:
             raise RuntimeError("the balanced choice of hard flips found no solution")
-        result = self._milp(worth, np.where(relaxed > 1 - 1e-6, 1.0, 0.0), np.where(relaxed < 1e-6, 0.0, upper), True)
+        unused = np.where(relaxed < 1e-6, 0.0, upper)
+        result = self._milp(worth, np.where(relaxed > 1 - 1e-6, 1.0, 0.0), unused, True)
+        if result is None:
+            result = self._milp(worth, np.zeros(self.width), unused, True)
         if result is None:
             result = self._milp(worth, np.zeros(self.width), upper, integral=True)
         if result is None:

@@ -67,6 +67,7 @@ class Lexicon:
     relative_animate: frozenset[str]  # "who": the noun before it is a person
     plural_in_use: frozenset[str]  # groups whose singular reads odd as a replacement ("riding a ski")
     supercategory_words: dict[str, frozenset[str]]  # "vehicle" -> "vehicle", "vehicles": names of a supercategory
+    swap_classes: dict[str, frozenset[str]]  # group -> its swap classes ("dog" -> "pets"), hard object flips only
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
@@ -85,6 +86,8 @@ class Lexicon:
     one_blockers: tuple[tuple[str, ...], ...]  # reciprocal/collective frames: no flip to "one"
     pair_nouns: frozenset[str]  # "a pair of scissors" is one object
     count_cues: tuple[tuple[str, ...], ...]  # "two of the men", "the middle person": no hard count flip
+    plural_quantifiers: tuple[str, ...]  # "several" dogs: a count of many with no number (hard count flips)
+    quantifier_not_after: frozenset[str]  # "very" many: no quantifier count after these
     number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
     subject_after: frozenset[str]  # clause openers: a count after them opens a subject
     subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
@@ -143,7 +146,22 @@ def _objects(data: dict) -> dict:
                 gerund_modifiers=frozenset(frames["gerund_modifiers"]),
                 pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]),
                 plural_in_use=frozenset(frames["plural_in_use"]),
-                supercategory_words={k: frozenset(v) for k, v in frames["supercategory_words"].items()})
+                supercategory_words={k: frozenset(v) for k, v in frames["supercategory_words"].items()},
+                swap_classes=_swap_classes(groups, frames["swap_classes"]))
+
+
+def _swap_classes(groups: dict[str, ObjectGroup], classes: dict[str, dict[str, list[str]]]) -> dict[str, frozenset[str]]:
+    """Per group, the swap classes it is in: those of ``frames.swap_classes`` that list it, or its
+    supercategory where that is not split into classes (none for a group its supercategory's classes leave out)."""
+    member: dict[str, set[str]] = {gid: set() for gid in groups}
+    for supercategory, named in classes.items():
+        for name, ids in named.items():
+            for gid in ids:
+                if gid not in groups or groups[gid].supercategory != supercategory:
+                    raise RuntimeError(f"objects.json: swap class {name!r} lists {gid!r}, no {supercategory} group")
+                member[gid].add(name)
+    return {gid: frozenset(member[gid] or ({g.supercategory} if g.supercategory not in classes else ()))
+            for gid, g in groups.items()}
 
 
 def _colors(data: dict) -> dict:
@@ -201,6 +219,8 @@ def load_lexicon() -> Lexicon:
         one_blockers=tuple(tuple(p.split()) for p in numbers["one_blockers"]["phrases"]),
         pair_nouns=frozenset(numbers["pair_nouns"]),
         count_cues=tuple(tuple(p.split()) for p in numbers["count_cues"]),
+        plural_quantifiers=tuple(numbers["plural_quantifiers"]),
+        quantifier_not_after=frozenset(numbers["quantifier_not_after"]),
         number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
         subject_after=frozenset(numbers["subject_after"]),
         subject_determiners=frozenset(numbers["subject_determiners"]),

@@ -232,15 +232,16 @@ def pronoun_follows(ctx: CaptionContext, site: CountSite, singular: bool) -> boo
     return any(t.low in pronouns for t in ctx.tokens[site.end:])
 
 
-def count_flip(ctx: CaptionContext, site: CountSite, word: str, family: str = "count") -> Variant | None:
-    """The flip of ``site`` to the number word ``word`` with its agreement edits; None when the
-    counted noun cannot be made to agree."""
-    numbers = ctx.lex.numbers
+def count_flip(ctx: CaptionContext, site: CountSite, word: str, family: str = "count",
+               value: int | None = None) -> Variant | None:
+    """The flip of ``site`` to the number word ``word`` (or to a word of count ``value``, "several")
+    with its agreement edits; None when the counted noun cannot be made to agree."""
+    value = ctx.lex.numbers[word] if value is None else value
     agreement: list[Edit] = []
-    if (numbers[word] == 1) != (site.value == 1):
+    if (value == 1) != (site.value == 1):
         if pronoun_follows(ctx, site, singular=site.value == 1):
             return None
-        agreement = number_fix(ctx, site, singular=numbers[word] == 1)
+        agreement = number_fix(ctx, site, singular=value == 1)
         if agreement is None:
             return None
     return flip(ctx, family, site.first, ctx.span(site.first, site.end), word, agreement)

@@ -9,8 +9,9 @@ keeps one candidate per site, chosen with the caption's statistics
 (:mod:`lgip_dataset.perturb.plausibility`, cross-fitted by image):
 
 1. *kin, slot and scene fit*: candidates fall in ``TIERS`` by their kin (:func:`_object_kin`: a
-   noun of the same COCO supercategory or a place of the same class, or the other gender's
-   counterpart; never a change of supercategory, never a noun the caption already names). Every
+   noun of the same swap class of a COCO supercategory (lexicon ``frames.swap_classes``) or a place of
+   the same class, or the other gender's
+   counterpart; never a change of class, never a noun the caption already names). Every
    context word of the site (the words that govern or modify it: "grazing on", "serving the",
    "metallic", the preposition of a place) must take the replacement in the original's slot, as
    attested in COCO captions relative to the original (:meth:`Plausibility.fits`: "grazing" takes
@@ -53,7 +54,7 @@ from lgip_dataset.perturb.variant import Variant
 
 # Candidate tiers per family, tried in order: (kin, least context words, least share of them that
 # take the replacement, least caption typicality in nats or None). For nouns and places kin 0 is the
-# same COCO supercategory or place class, kin 1 the other gender's counterpart (colours and numbers
+# same swap class of a COCO supercategory or place class, kin 1 the other gender's counterpart (colours and numbers
 # are all kin 0; an article replacing a count, kin 1, is a count any countable noun takes). A noun with
 # nothing around it is too often absurd ("a pizza ... on a yellow traffic light"); a counterpart does what
 # the original does; a colour that modifies no noun the statistics know it with ("dressed in purple", "a
@@ -72,7 +73,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.0.0"
+VERSION = "2.1.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -109,11 +110,13 @@ def _gender_clash(ctx: CaptionContext, one: str, other: str) -> bool:
 
 
 def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
-    """0: same COCO supercategory ("dog" -> "cat", "man" -> "boy", "kitchen" -> "bathroom": a place
-    keeps to its class); 1: the other gender's counterpart ("man" -> "woman"); None: a change of
-    supercategory ("table" -> "man", "people" -> "elephants", "keyboard" -> "table": what people
-    do is seldom what animals or things do, and a thing of another kind in the same slot is too
-    often absurd: "a person on a table talking", "a teddy bear hanging out of his mouth"), a noun
+    """0: same swap class of a COCO supercategory (lexicon ``frames.swap_classes``: "dog" -> "cat", "man"
+    -> "boy", "knife" -> "fork", "kitchen" -> "bathroom": a place keeps to its class); 1: the other gender's
+    counterpart ("man" -> "woman"); None: a change of class ("table" -> "man", "people" -> "elephants",
+    "keyboard" -> "table", "dog" -> "horse", "skateboard" -> "baseball glove": what people do is seldom
+    what animals or things do, and a thing of another kind in the same slot is too often absurd: "a
+    person on a table talking", "a horse riding in the cab of a pickup truck", "a little kid on a
+    baseball glove"), a noun
     the caption already names, or one it names by a broader or narrower word ("a man and woman" ->
     "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no contradiction), or another
     gender where a he/she pronoun may refer to the noun."""
@@ -132,7 +135,7 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
         return None
     if _counterparts(ctx, old_group, new_group):
         return 1
-    return 0 if groups[old_group].supercategory == groups[new_group].supercategory else None
+    return 0 if ctx.lex.swap_classes[old_group] & ctx.lex.swap_classes[new_group] else None
 
 
 def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
@@ -273,8 +276,9 @@ def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
 
 def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """The count family's sites and candidates (where every verb agrees: "Two boys playing tennis run"
-    never becomes "One boy ... run"), each "two"/"three" also to "a"/"an", then the article count sites'
-    and the bare plural subjects' (:mod:`hard_sites`); none in a caption that says its count twice."""
+    never becomes "One boy ... run"), each count of two or more also to "a"/"an", then the plural
+    quantifiers' ("Several dogs" -> "A dog"), the article count sites' and the bare plural subjects'
+    (:mod:`hard_sites`); none in a caption that says its count twice."""
     if hard_sites.count_said_twice(ctx):
         return []
     sites = []
@@ -282,7 +286,9 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
         article = hard_sites.singular_article_flip(ctx, site, "hard_count")
         agreeing = (v for v in candidates if hard_sites.number_agrees(ctx, site, v))
         sites.append(itertools.chain(agreeing, () if article is None else (article,)))
-    return sites + hard_sites.article_count_flips(ctx) + hard_sites.bare_plural_flips(ctx)
+    quantifiers = [iter(filter(None, (hard_sites.singular_article_flip(ctx, site, "hard_count"),)))
+                   for site in hard_sites.quantifier_sites(ctx)]
+    return sites + quantifiers + hard_sites.article_count_flips(ctx) + hard_sites.bare_plural_flips(ctx)
 
 
 def _hard(name: str, base: Callable) -> None:

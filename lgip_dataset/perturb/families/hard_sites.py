@@ -1,9 +1,10 @@
 """Sites of the hard families beyond the paper families' own: a scene or place noun ("in a kitchen"
 -> "in a bathroom", lexicon ``places.json``), an indefinite article counting the subject ("A dog
-is sleeping" -> "Two dogs are sleeping") and its reverse, a noun counted by "two"/"three" made
-singular ("Two dogs are sleeping" -> "A dog is sleeping", "holding two umbrellas" -> "holding an
-umbrella"), so that counts go both ways; and the
-captions whose count is said twice, which no hard count flip may touch."""
+is sleeping" -> "Two dogs are sleeping", "Several dogs are sleeping") and its reverse, a noun counted by
+a number, a quantity phrase or a plural quantifier made singular ("Two dogs are sleeping" -> "A dog is
+sleeping", "holding two umbrellas" -> "holding an umbrella", "Several dogs" / "A couple of dogs" -> "A
+dog"), so that counts go both ways; and the captions whose count is said twice, which no hard count flip
+may touch."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,7 +22,7 @@ from lgip_dataset.perturb.places import place_sites
 from lgip_dataset.perturb.text import tokenize
 from lgip_dataset.perturb.variant import Variant
 
-ARTICLE_COUNTS = ("two", "three")  # what "a"/"an" of a countable subject may become
+ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a countable subject may become (and the plural quantifiers)
 _VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
@@ -50,7 +51,7 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
             continue
         if site.unit.span[1] < ctx.tokens[site.unit.end - 1].end:  # a possessor ("a man's hat")
             continue
-        sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS))
+        sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS + lex.plural_quantifiers))
     ctx.memo["article_count_sites"] = sites
     return sites
 
@@ -88,11 +89,13 @@ def number_agrees(ctx: CaptionContext, site: CountSite, variant: Variant) -> boo
 
 
 def article_count_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
-    """The count flips of every article count site (the count family's agreement edits, or the article
-    dropped for a bare plural: "A dog is sleeping" -> "Dogs are sleeping"), where every verb after it
-    agrees."""
+    """The count flips of every article count site (the count family's agreement edits, to a number or a
+    plural quantifier, "A dog is sleeping" -> "Several dogs are sleeping", or the article dropped for a bare
+    plural: "Dogs are sleeping"), where every verb after it agrees."""
+    def to_many(site: CountSite, word: str) -> Variant | None:
+        return count_flip(ctx, site, word, value=None if word in ctx.lex.numbers else 2)
     return [itertools.chain((v for word in site.targets
-                             if (v := count_flip(ctx, site, word)) is not None and _agrees(ctx, site, v)),
+                             if (v := to_many(site, word)) is not None and _agrees(ctx, site, v)),
                             filter(None, (bare_plural_flip(ctx, site),)))
             for site in article_count_sites(ctx)]
 
@@ -176,12 +179,22 @@ def bare_plural_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
     return [iter(filter(None, (singular_bare_flip(ctx, site, head),))) for site, head in bare_plural_sites(ctx)]
 
 
-def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
-    """True for "two"/"three" counting a countable object noun, its only mention, with no possessor and
-    no partitive "of" ("Two dogs are sleeping", "A man holding two umbrellas"): one of them is "a"/"an"."""
+def quantifier_sites(ctx: CaptionContext) -> list[CountSite]:
+    """Every plural quantifier ("several", "some", "many") not after a degree word ("very many"), as a
+    count of many with no number words to become: a :func:`plural_article_site` where it counts a countable
+    object noun."""
     lex = ctx.lex
-    nxt = ctx.next_word(site.first)
-    if site.end - site.first != 1 or ctx.tokens[site.first].low not in ARTICLE_COUNTS or (nxt is not None and nxt.low == "of"):
+    return [CountSite(i, i + 1, 2, ()) for i, t in enumerate(ctx.tokens) if t.low in lex.plural_quantifiers
+            and ((prev := ctx.prev_word(i)) is None or prev.low not in lex.quantifier_not_after)]
+
+
+def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
+    """True for a count of two or more (a number, a quantity phrase, a plural quantifier) counting a
+    countable object noun, its only mention, with no possessor and no partitive "of" ("Two dogs are
+    sleeping", "A man holding two umbrellas", "Several dogs", "a couple of dogs"): one of them is "a"/"an"."""
+    lex = ctx.lex
+    nxt = ctx.next_word(site.end - 1)
+    if site.value < 2 or (site.end - site.first == 1 and nxt is not None and nxt.low == "of"):
         return False
     heads = {s.unit.end - 1: s for s in object_sites(ctx) if s.number == "plural"}
     head = counted_head(ctx, site.end)
@@ -210,10 +223,14 @@ def singular_article_flip(ctx: CaptionContext, site: CountSite, family: str) -> 
 def count_said_twice(ctx: CaptionContext) -> bool:
     """True when the caption says how many things there are in a second way: a partitive count ("three
     men ... two of the men"), two counts of the same noun ("two dogs ... three dogs"), or a cue of
-    ``count_cues`` ("both", "the middle person", "the other")."""
+    ``count_cues`` ("both", "the middle person", "the other") outside the words of a quantity phrase or a
+    plural quantifier that counts ("a couple of dogs", "several dogs": the count itself)."""
     if "count_said_twice" not in ctx.memo:
-        words = " " + " ".join(t.low for t in ctx.tokens) + " "
-        sites = count_sites(ctx) + article_count_sites(ctx)
+        sites = count_sites(ctx) + article_count_sites(ctx) + quantifier_sites(ctx)
+        quantifying = [site for site in sites if (site.end - site.first > 1 or ctx.tokens[site.first].low
+                                                   in ctx.lex.plural_quantifiers) and plural_article_site(ctx, site)]
+        own = {k for site in quantifying for k in range(site.first, site.end)}
+        words = " " + " ".join(t.low for k, t in enumerate(ctx.tokens) if k not in own) + " "
         partitive = any((nxt := ctx.next_word(site.end - 1)) is not None and nxt.low == "of" for site in sites)
         heads = [head[1].group if head[1] is not None else ctx.tokens[head[0]].low
                  for site in sites if (head := counted_head(ctx, site.end)) is not None]
