@@ -88,6 +88,7 @@ class Lexicon:
     count_cues: tuple[tuple[str, ...], ...]  # "two of the men", "the middle person": no hard count flip
     plural_quantifiers: tuple[str, ...]  # "several" dogs: a count of many with no number (hard count flips)
     quantifier_not_after: frozenset[str]  # "very" many: no quantifier count after these
+    holding_words: frozenset[str]  # "riding" horses: a noun after these is held by the subject
     number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
     subject_after: frozenset[str]  # clause openers: a count after them opens a subject
     subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
@@ -221,6 +222,7 @@ def load_lexicon() -> Lexicon:
         count_cues=tuple(tuple(p.split()) for p in numbers["count_cues"]),
         plural_quantifiers=tuple(numbers["plural_quantifiers"]),
         quantifier_not_after=frozenset(numbers["quantifier_not_after"]),
+        holding_words=frozenset(numbers["holding_words"]),
         number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
         subject_after=frozenset(numbers["subject_after"]),
         subject_determiners=frozenset(numbers["subject_determiners"]),

@@ -88,11 +88,11 @@ def _color_key(ctx: CaptionContext, replacement: str) -> str:
 
 def _count_key(ctx: CaptionContext, replacement: str) -> str:
     """"k:<number word or quantity phrase>"; "k:one" for an article counting its noun ("A", "a dog");
-    "k:many" for a bare plural ("Dogs")."""
+    "k:many" for a bare plural ("Dogs") or a plural quantifier ("Several", "A group of")."""
     low = replacement.lower()
     if low in ctx.lex.numbers or tuple(low.split()) in ctx.lex.quantity_phrases:
         return f"k:{low}"
-    return "k:one" if low.split()[0] in ("a", "an") else "k:many"
+    return "k:one" if low.split()[0] in ("a", "an") and low not in ctx.lex.plural_quantifiers else "k:many"
 
 
 def _counterparts(ctx: CaptionContext, one: str, other: str) -> bool:

@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterator
 
-from lgip_dataset.perturb.agreement import indefinite_article, present_verb_number
+from lgip_dataset.perturb.agreement import indefinite_article, is_noun_like, noun_for_number, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
 from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, is_subject,
@@ -24,6 +24,7 @@ from lgip_dataset.perturb.variant import Variant
 
 ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a countable subject may become (and the plural quantifiers)
 _VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
+HELD_WORDS = 3  # "holding a small red umbrella": an object noun this many words after its verb at most
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
                           "your", "our"))
@@ -61,7 +62,8 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     playing tennis runs": the count family fixes only the verb it can tie to the subject). A lexicon
     noun or a word after a determiner is no verb ("on a couch"); a bare plural form counts unless it is a
     function word or follows one ("in water", "to sit"; but "and", "who", ... open a verb's place), even
-    where it may be a noun ("People at a station board a train")."""
+    where it may be a noun ("People at a station board a train"); and, for a subject, no noun it holds
+    (:func:`held_numbers`) is of its old number."""
     nouns = {k for u in ctx.units.values() for k in range(u.start, u.end)}
 
     def verb(i: int, low: str) -> bool:
@@ -78,7 +80,32 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     start = head[0] + 1 if head is not None else next(
         (u.end for u in sorted(ctx.units.values(), key=lambda u: u.start) if u.start >= site.end), site.end)
     after = {t.low for i, t in enumerate(ctx.tokens[start:], start) if verb(i, t.low)}
-    return not after & {t.low for t in tokenize(variant.text)}
+    # a held noun of the subject's old number would clash with its new one ("Two people riding horses" ->
+    # "A person riding horses", "A person holding a tomato" -> "Several people holding a tomato")
+    clash = is_subject(ctx, site.first) and number in held_numbers(ctx, start)
+    return not after & {t.low for t in tokenize(variant.text)} and not clash
+
+
+def held_numbers(ctx: CaptionContext, start: int) -> set[str]:
+    """The numbers ("singular", "plural") of the nouns from token ``start`` on that the subject holds: at
+    most ``HELD_WORDS`` words after a word of the lexicon's ``holding_words`` ("riding horses", "holding a
+    red umbrella", "with a tennis racket"), not after a preposition ("sleeping on a couch")."""
+    forms = {u.start: u.form.number for u in ctx.units.values() if u.form is not None}
+    numbers = set()
+    for first, tok in enumerate(ctx.tokens[start:], start):
+        number = forms.get(first)
+        if number is None and ctx.is_content(tok) and is_noun_like(tok.low) and not tok.low.endswith("ing"):
+            number = "singular" if noun_for_number(tok.low, True) == tok.low else "plural"
+        if number not in ("singular", "plural"):
+            continue
+        for k in range(first - 1, max(first - 1 - HELD_WORDS, start - 1), -1):
+            low = ctx.tokens[k].low
+            if low in ctx.lex.holding_words:
+                numbers.add(number)
+                break
+            if low in ctx.lex.function_words and low not in _DETERMINERS:
+                break
+    return numbers
 
 
 def number_agrees(ctx: CaptionContext, site: CountSite, variant: Variant) -> bool:
@@ -180,12 +207,16 @@ def bare_plural_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
 
 
 def quantifier_sites(ctx: CaptionContext) -> list[CountSite]:
-    """Every plural quantifier ("several", "some", "many") not after a degree word ("very many"), as a
-    count of many with no number words to become: a :func:`plural_article_site` where it counts a countable
-    object noun."""
-    lex = ctx.lex
-    return [CountSite(i, i + 1, 2, ()) for i, t in enumerate(ctx.tokens) if t.low in lex.plural_quantifiers
-            and ((prev := ctx.prev_word(i)) is None or prev.low not in lex.quantifier_not_after)]
+    """Every plural quantifier ("several", "some", "many", "a group of") not after a degree word ("very
+    many"), as a count of many with no number words to become: a :func:`plural_article_site` where it counts
+    a countable object noun."""
+    lex, sites = ctx.lex, []
+    for words in map(str.split, lex.plural_quantifiers):
+        n = len(words)
+        sites += [CountSite(i, i + n, 2, ()) for i in range(len(ctx.tokens) - n + 1)
+                  if [t.low for t in ctx.tokens[i:i + n]] == words and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1))
+                  and ((prev := ctx.prev_word(i)) is None or prev.low not in lex.quantifier_not_after)]
+    return sorted(sites, key=lambda site: site.first)
 
 
 def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
@@ -206,8 +237,10 @@ def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
 def singular_article_flip(ctx: CaptionContext, site: CountSite, family: str) -> Variant | None:
     """"Two dogs are sleeping" -> "A dog is sleeping" (the count family's agreement edits, "an" before
     a vowel sound) at a :func:`plural_article_site`; None where a plural pronoun or verb after it
-    would be left disagreeing."""
-    if not plural_article_site(ctx, site) or pronoun_follows(ctx, site, singular=False):
+    would be left disagreeing, or in a collective frame ("a group of five men" is no "a group of a man")."""
+    prev = ctx.prev_word(site.first)
+    if not plural_article_site(ctx, site) or pronoun_follows(ctx, site, singular=False) or (
+            prev is not None and prev.low == "of"):
         return None
     agreement = number_fix(ctx, site, singular=True)
     if agreement is None:
