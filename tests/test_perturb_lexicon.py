@@ -60,6 +60,23 @@ def test_synonyms_and_hypernyms_are_never_targets():
     assert "brown" not in LEX.color_targets["tan"]
 
 
+def test_swap_classes_stay_within_their_supercategory():
+    """Every swap class lists groups of its own supercategory only (the loader refuses any other), an unsplit
+    supercategory is one class, and a group its supercategory's classes leave out has none."""
+    from lgip_dataset.perturb.lexicon import _swap_classes
+
+    lex = load_lexicon()
+    split = {lex.groups[g].supercategory for g, classes in lex.swap_classes.items()
+             if classes != {lex.groups[g].supercategory}}
+    for gid, classes in lex.swap_classes.items():
+        group = lex.groups[gid]
+        if group.supercategory not in split:
+            assert classes == {group.supercategory}
+    assert lex.swap_classes["dog"] == {"pets"} and lex.swap_classes["motorcycle"] == {"road vehicles", "two-wheelers"}
+    with pytest.raises(RuntimeError, match="swap class 'pets' lists 'car', no animal group"):
+        _swap_classes(lex.groups, {"animal": {"pets": ["dog", "car"]}})
+
+
 def test_common_words_keep_proper_nouns_and_acronyms_out():
     assert {"a", "two", "man", "there", "several", "the"} <= LEX.common_words
     assert not {"tv", "honda", "i", "nintendo", "stephen"} & LEX.common_words

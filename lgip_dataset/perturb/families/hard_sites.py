@@ -214,7 +214,8 @@ def quantifier_sites(ctx: CaptionContext) -> list[CountSite]:
     for words in map(str.split, lex.plural_quantifiers):
         n = len(words)
         sites += [CountSite(i, i + n, 2, ()) for i in range(len(ctx.tokens) - n + 1)
-                  if [t.low for t in ctx.tokens[i:i + n]] == words and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1))
+                  if [t.low for t in ctx.tokens[i:i + n]] == words
+                  and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1))
                   and ((prev := ctx.prev_word(i)) is None or prev.low not in lex.quantifier_not_after)]
     return sorted(sites, key=lambda site: site.first)
 
