@@ -151,9 +151,11 @@ def _objects(data: dict) -> dict:
                 swap_classes=_swap_classes(groups, frames["swap_classes"]))
 
 
-def _swap_classes(groups: dict[str, ObjectGroup], classes: dict[str, dict[str, list[str]]]) -> dict[str, frozenset[str]]:
+def _swap_classes(groups: dict[str, ObjectGroup],
+                  classes: dict[str, dict[str, list[str]]]) -> dict[str, frozenset[str]]:
     """Per group, the swap classes it is in: those of ``frames.swap_classes`` that list it, or its
-    supercategory where that is not split into classes (none for a group its supercategory's classes leave out)."""
+    supercategory where that is not split into classes (none for a group its supercategory's classes
+    leave out)."""
     member: dict[str, set[str]] = {gid: set() for gid in groups}
     for supercategory, named in classes.items():
         for name, ids in named.items():

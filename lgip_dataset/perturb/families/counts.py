@@ -47,13 +47,18 @@ def one_blocked(ctx: CaptionContext) -> bool:
     return ctx.memo["one_blocked"]
 
 
+def phrase_at(ctx: CaptionContext, i: int, words: tuple[str, ...]) -> bool:
+    """True when the lower-case ``words`` stand at token ``i``, joined (no punctuation between them)."""
+    n = len(words)
+    return (tuple(t.low for t in ctx.tokens[i:i + n]) == words
+            and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1)))
+
+
 def _phrase_at(ctx: CaptionContext, i: int) -> tuple[int, int, tuple[str, ...]] | None:
     """(length, value, target words) of the quantity phrase starting at token ``i``, else None."""
-    lows = [t.low for t in ctx.tokens[i:i + 3]]
     for words, (value, targets) in ctx.lex.quantity_phrases.items():
-        n = len(words)
-        if tuple(lows[:n]) == words and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1)):
-            return n, value, targets
+        if phrase_at(ctx, i, words):
+            return len(words), value, targets
     return None
 
 

@@ -10,8 +10,8 @@ keeps one candidate per site, chosen with the caption's statistics
 
 1. *kin, slot and scene fit*: candidates fall in ``TIERS`` by their kin (:func:`_object_kin`: a
    noun of the same swap class of a COCO supercategory (lexicon ``frames.swap_classes``) or a place of
-   the same class, or the other gender's
-   counterpart; never a change of class, never a noun the caption already names). Every
+   the same class, or the other gender's counterpart; never a change of class, never a noun the
+   caption already names). Every
    context word of the site (the words that govern or modify it: "grazing on", "serving the",
    "metallic", the preposition of a place) must take the replacement in the original's slot, as
    attested in COCO captions relative to the original (:meth:`Plausibility.fits`: "grazing" takes
@@ -54,8 +54,8 @@ from lgip_dataset.perturb.variant import Variant
 
 # Candidate tiers per family, tried in order: (kin, least context words, least share of them that
 # take the replacement, least caption typicality in nats or None). For nouns and places kin 0 is the
-# same swap class of a COCO supercategory or place class, kin 1 the other gender's counterpart (colours and numbers
-# are all kin 0; an article replacing a count, kin 1, is a count any countable noun takes). A noun with
+# same swap class of a COCO supercategory or place class, kin 1 the other gender's counterpart (colours
+# and numbers are all kin 0; an article replacing a count, kin 1, is a count any countable noun takes). A noun with
 # nothing around it is too often absurd ("a pizza ... on a yellow traffic light"); a counterpart does what
 # the original does; a colour that modifies no noun the statistics know it with ("dressed in purple", "a
 # white milk truck") takes any colour of its family.
@@ -116,10 +116,9 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     "keyboard" -> "table", "dog" -> "horse", "skateboard" -> "baseball glove": what people do is seldom
     what animals or things do, and a thing of another kind in the same slot is too often absurd: "a
     person on a table talking", "a horse riding in the cab of a pickup truck", "a little kid on a
-    baseball glove"), a noun
-    the caption already names, or one it names by a broader or narrower word ("a man and woman" ->
-    "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no contradiction), or another
-    gender where a he/she pronoun may refer to the noun."""
+    baseball glove"), a noun the caption already names, or one it names by a broader or narrower word
+    ("a man and woman" -> "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no
+    contradiction), or another gender where a he/she pronoun may refer to the noun."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
         return 0

@@ -15,6 +15,7 @@ from lgip_dataset.perturb.agreement import indefinite_article, is_noun_like, nou
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
 from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, is_subject,
+                                                  phrase_at,
                                                   noun_edit, number_fix, pronoun_follows, verb_fix)
 from lgip_dataset.perturb.lexicon import NounForm
 from lgip_dataset.perturb.families.objects import object_sites
@@ -22,7 +23,7 @@ from lgip_dataset.perturb.places import place_sites
 from lgip_dataset.perturb.text import tokenize
 from lgip_dataset.perturb.variant import Variant
 
-ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a countable subject may become (and the plural quantifiers)
+ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a subject may become (so may a plural quantifier)
 _VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
 HELD_WORDS = 3  # "holding a small red umbrella": an object noun this many words after its verb at most
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
@@ -89,7 +90,15 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
 def held_numbers(ctx: CaptionContext, start: int) -> set[str]:
     """The numbers ("singular", "plural") of the nouns from token ``start`` on that the subject holds: at
     most ``HELD_WORDS`` words after a word of the lexicon's ``holding_words`` ("riding horses", "holding a
-    red umbrella", "with a tennis racket"), not after a preposition ("sleeping on a couch")."""
+    red umbrella", "with a tennis racket"), not after a preposition ("sleeping on a couch"). Memoized per
+    caption: every candidate of a site asks it."""
+    key = ("held_numbers", start)
+    if key not in ctx.memo:
+        ctx.memo[key] = _held_numbers(ctx, start)
+    return ctx.memo[key]
+
+
+def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
     forms = {u.start: u.form.number for u in ctx.units.values() if u.form is not None}
     numbers = set()
     for first, tok in enumerate(ctx.tokens[start:], start):
@@ -210,14 +219,13 @@ def quantifier_sites(ctx: CaptionContext) -> list[CountSite]:
     """Every plural quantifier ("several", "some", "many", "a group of") not after a degree word ("very
     many"), as a count of many with no number words to become: a :func:`plural_article_site` where it counts
     a countable object noun."""
-    lex, sites = ctx.lex, []
-    for words in map(str.split, lex.plural_quantifiers):
-        n = len(words)
-        sites += [CountSite(i, i + n, 2, ()) for i in range(len(ctx.tokens) - n + 1)
-                  if [t.low for t in ctx.tokens[i:i + n]] == words
-                  and all(ctx.joined(k, k + 1) for k in range(i, i + n - 1))
-                  and ((prev := ctx.prev_word(i)) is None or prev.low not in lex.quantifier_not_after)]
-    return sorted(sites, key=lambda site: site.first)
+    if "quantifier_sites" not in ctx.memo:
+        lex, sites = ctx.lex, []
+        for words in (tuple(q.split()) for q in lex.plural_quantifiers):
+            sites += [CountSite(i, i + len(words), 2, ()) for i in range(len(ctx.tokens)) if phrase_at(ctx, i, words)
+                      and ((prev := ctx.prev_word(i)) is None or prev.low not in lex.quantifier_not_after)]
+        ctx.memo["quantifier_sites"] = sorted(sites, key=lambda site: site.first)
+    return ctx.memo["quantifier_sites"]
 
 
 def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
@@ -261,9 +269,8 @@ def count_said_twice(ctx: CaptionContext) -> bool:
     plural quantifier that counts ("a couple of dogs", "several dogs": the count itself)."""
     if "count_said_twice" not in ctx.memo:
         sites = count_sites(ctx) + article_count_sites(ctx) + quantifier_sites(ctx)
-        quantifying = [site for site in sites if (site.end - site.first > 1 or ctx.tokens[site.first].low
-                                                   in ctx.lex.plural_quantifiers) and plural_article_site(ctx, site)]
-        own = {k for site in quantifying for k in range(site.first, site.end)}
+        phrases = [site for site in count_sites(ctx) if site.end - site.first > 1] + quantifier_sites(ctx)
+        own = {k for site in phrases if plural_article_site(ctx, site) for k in range(site.first, site.end)}
         words = " " + " ".join(t.low for k, t in enumerate(ctx.tokens) if k not in own) + " "
         partitive = any((nxt := ctx.next_word(site.end - 1)) is not None and nxt.low == "of" for site in sites)
         heads = [head[1].group if head[1] is not None else ctx.tokens[head[0]].low
