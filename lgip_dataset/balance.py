@@ -121,7 +121,9 @@ class _Problem:
         for j, (removed, inserted) in enumerate(self.diffs):
             for words_, sign in ((removed, 1.0), (inserted, -1.0)):
                 for word, k in words_.items():
-                    for cell in {(self.types[j], word, -1), (self.types[j], word, self.fold[j])}:
+                    # overall, then in the image fold: a fixed order (a set's order follows the process's string
+                    # hashing, and the constraints' row order steers which of equally worthy choices HiGHS returns)
+                    for cell in dict.fromkeys(((self.types[j], word, -1), (self.types[j], word, int(self.fold[j])))):
                         cells[cell][j] = cells[cell].get(j, 0.0) + sign * k
         entries = [(r, j, v) for r, row in enumerate(cells.values()) for j, v in row.items() if v]
         r, c, v = zip(*entries) if entries else ((), (), ())

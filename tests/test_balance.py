@@ -165,3 +165,32 @@ def test_the_build_records_the_balance_and_its_audit_in_the_record_and_the_card(
         low, high = figures["learner_interval"]
         assert low <= figures["learner_accuracy"] <= high
         assert f"| {type_} | {figures['flips']:,} |" in card and f"{figures['learner_accuracy']:.3f} [{low:.3f}" in card
+
+
+_CONSTRAINTS_DIGEST = """
+import hashlib, sys
+sys.path.insert(0, {tests!r})
+from test_balance import VOCABULARY, _site
+from lgip_dataset import balance
+sites = [_site(f"c{{i}}", i, a, [b for b in VOCABULARY if b != a][:3]) for i, a in enumerate(VOCABULARY * 4)]
+digest = hashlib.sha256()
+for constraint in balance._Problem(sites, seed=0)._constraints:
+    matrix = constraint.A.tocsr()
+    for part in (matrix.indptr, matrix.indices, matrix.data, constraint.lb, constraint.ub):
+        digest.update(part.tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_the_integer_program_is_the_same_under_any_string_hashing():
+    """The program's rows come in a fixed order, whatever PYTHONHASHSEED a process has: their order steers
+    which of equally worthy choices the solver returns, so a build must not depend on it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = _CONSTRAINTS_DIGEST.format(tests=str(Path(__file__).parent))
+    digests = {subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": str(seed)},
+                              capture_output=True, text=True, check=True).stdout for seed in range(4)}
+    assert len(digests) == 1, digests
