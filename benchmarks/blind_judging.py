@@ -2,10 +2,10 @@
 original, then unblind the labels and count them.
 
     python benchmarks/blind_judging.py draw BUILD --n 150 --seed 0 --types hard_object,hard_color,hard_count \
-        --sheet sheet.md --key key.json
+        --sheet sheet.md --key key.json      # --per-type: --n of each type, in one sheet
     # a judge who sees only sheet.md writes one label per item into labels.tsv: "<item>\t<label>\t<reason>",
     # label one of: valid, linguistically invalid, absurd, not a contradiction
-    python benchmarks/blind_judging.py tally --key key.json --labels labels.tsv [--markdown out.md]
+    python benchmarks/blind_judging.py tally --key key.json --labels labels.tsv [--markdown out.md] [--json out.json]
 
 ``draw`` takes the flips of :func:`draw_flips.draw` (the ``--n`` with the smallest SHA-256 of the
 seed and their texts, so judgements carry over a rebuild) and shows each as two texts, A and B, in an
@@ -14,7 +14,8 @@ The judge labels the pair as a probe: *valid* (both texts grammatical and plausi
 contradict each other), *linguistically invalid* (one text is broken English), *absurd* (one text is
 grammatical but world knowledge alone says it is false, so text alone gives it away), *not a
 contradiction* (both could describe the same image). ``tally`` joins the labels to the key and prints
-the counts per class and per type with Clopper-Pearson 95% intervals, and the items by class.
+the counts per class and per type with Clopper-Pearson 95% intervals, and the items by class; its
+``--json`` file (the counts per type) is what ``lgip audit --judged`` shows beside the audit.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from pathlib import Path
 from scipy.stats import beta
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from draw_flips import draw  # noqa: E402
+from draw_flips import draw, rank  # noqa: E402
 
 LABELS = ("valid", "linguistically invalid", "absurd", "not a contradiction")
 
@@ -102,6 +103,16 @@ def tally(key: list[dict], labels: dict[int, tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def judged_counts(key: list[dict], labels: dict[int, tuple[str, str]]) -> dict:
+    """The counts per type and class, as ``lgip audit --judged`` reads them."""
+    per_type: dict[str, Counter] = {}
+    for k in key:
+        per_type.setdefault(k["type"], Counter())[labels[k["item"]][0]] += 1
+    return {"format": "lgip-judged", "version": 1, "labels": list(LABELS),
+            "per_type": {t: {"drawn": sum(c.values()), **{label: c[label] for label in LABELS}}
+                         for t, c in sorted(per_type.items())}}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -110,26 +121,36 @@ def main(argv: list[str] | None = None) -> None:
     d.add_argument("--n", type=int, default=150)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--types", default="hard_object,hard_color,hard_count")
+    d.add_argument("--per-type", action="store_true",
+                   help="draw --n flips of each type (not --n in all), shown in one sheet in the seeded order")
     d.add_argument("--sheet", type=Path, required=True)
     d.add_argument("--key", type=Path, required=True)
     t = sub.add_parser("tally", help="unblind the labels and count them")
     t.add_argument("--key", type=Path, required=True)
     t.add_argument("--labels", type=Path, required=True)
     t.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
+    t.add_argument("--json", type=Path, default=None, help="also write the counts per type here (for lgip audit --judged)")
     args = parser.parse_args(argv)
     if args.command == "draw":
         if not (args.folder / "pairs").is_dir():
             sys.exit(f"{args.folder}: no pairs config; give a folder written by `lgip build`")
-        sheet, key = blind_sheet(draw(args.folder, args.n, args.seed, set(args.types.split(","))), args.seed)
+        types = args.types.split(",")
+        drawn = [row for t in types for row in draw(args.folder, args.n, args.seed, {t})] if args.per_type \
+            else draw(args.folder, args.n, args.seed, set(types))
+        drawn.sort(key=lambda row: rank(args.seed, row["caption"], row["variant"]))
+        sheet, key = blind_sheet(drawn, args.seed)
         args.sheet.write_text(sheet, encoding="utf-8")
         args.key.write_text(json.dumps(key, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {len(key)} items to {args.sheet} (key: {args.key})")
         return
     key = json.loads(args.key.read_text(encoding="utf-8"))
-    text = tally(key, read_labels(args.labels, len(key)))
+    labels = read_labels(args.labels, len(key))
+    text = tally(key, labels)
     print(text)
     if args.markdown:
         args.markdown.write_text(text, encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(judged_counts(key, labels), indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ A hard family offers, per site of a caption, a *pool* of fitting replacements
 (:meth:`lgip_dataset.perturb.Perturber.hard_pools`). Chosen one caption at a time, the flips carry the
 generator's habits: counts only go from one to many, "boy" is far more often inserted than removed,
 "grey" is only ever removed. A learner that sees only the two texts finds such habits, and so can a
-model's text tower. Here the choice is made for the set, as one integer program per build
-(``scipy.optimize.milp``, HiGHS):
+model's text tower. Here the choice is made for the set, as one integer program per build and set (the hard types together;
+``hard_relation``, which offers pools the same way, on its own, so that building it never moves a hard
+flip) (``scipy.optimize.milp``, HiGHS):
 
 * **balance by construction**: within each hard type, every word is removed by the chosen flips as
   often as it is inserted, to within ``WORD_TOLERANCE`` (the words of the two texts' difference: the
@@ -42,6 +43,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from lgip_dataset.adversary import FOLDS, accuracy_interval, held_out_accuracy, image_folds, out_of_fold_margins
 from lgip_dataset.ngram import words
+from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
 
 WORD_TOLERANCE = 2  # |removed - inserted| of every word within a type, at most, in all and in each image fold
@@ -187,10 +189,33 @@ class _Problem:
                                    types=self.types, train=chosen)
 
 
+def _set_of(type_: str) -> str:
+    """The set a type is balanced in: the hard flips (``HARD``) together, every other type on its own."""
+    return "hard" if type_ in HARD else type_
+
+
 def choose(sites: list[Site], seed: int = 0) -> Choice:
-    """The balanced choice of hard flips over ``sites`` (module docstring)."""
-    if not sites:
-        return Choice(report=describe())
+    """The balanced choice of flips over ``sites`` (module docstring), one integer program per set: the
+    hard flips together (``report["hard_set"]``), each other type alone (``report["sets"]``), so that
+    building another family beside the hard ones never moves a hard flip."""
+    choice = Choice(report={**describe(), "per_type": {}})
+    sets: dict[str, list[Site]] = {}
+    for site in sites:
+        sets.setdefault(_set_of(site.type), []).append(site)
+    for name, members in sets.items():
+        flips, per_type, figures = _choose_set(members, seed)
+        for caption_id, by_type in flips.items():
+            choice.flips.setdefault(caption_id, {}).update(by_type)
+        choice.report["per_type"].update(per_type)
+        if name == "hard":
+            choice.report["hard_set"] = figures
+        else:
+            choice.report.setdefault("sets", {})[name] = figures
+    return choice
+
+
+def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
+    """The chosen flips (caption id -> type -> flips), the figures per type and the set's learner figures."""
     problem = _Problem(sites, seed)
     allowed = np.ones(len(problem), dtype=bool)
     margins = np.zeros(len(problem))
@@ -202,12 +227,11 @@ def choose(sites: list[Site], seed: int = 0) -> Choice:
     allowed = final_margins <= FILTER_MARGIN
     chosen = problem.solve(final_margins, allowed)
     audit = problem.margins(chosen)  # the held-out audit of the chosen set: learners of the other folds' choice
-    choice = Choice(report={**describe(), "per_type": _figures(problem, chosen, allowed, audit),
-                            "hard_set": _learner_figures(problem, chosen, audit)})
+    flips: dict[str, dict[str, list[Variant]]] = {}
     for j in np.flatnonzero(chosen):
         site = sites[problem.site[j]]
-        choice.flips.setdefault(site.caption_id, {}).setdefault(site.type, []).append(problem.variants[j])
-    return choice
+        flips.setdefault(site.caption_id, {}).setdefault(site.type, []).append(problem.variants[j])
+    return flips, _figures(problem, chosen, allowed, audit), _learner_figures(problem, chosen, audit)
 
 
 def _learner_figures(problem: _Problem, picked: np.ndarray, margins: np.ndarray) -> dict:
@@ -251,8 +275,8 @@ def _figures(problem: _Problem, chosen: np.ndarray, allowed: np.ndarray, audit: 
 
 def describe() -> dict:
     """The rule's constants, for a build's record."""
-    return {"rule": "one integer program over every hard site's pool of fitting candidates (scipy.optimize.milp, "
-                    "HiGHS): at most one flip per site; per hard type and image fold every word removed as often as "
+    return {"rule": "one integer program per set (the hard types together, hard_relation alone) over every site's "
+                    "pool of fitting candidates (scipy.optimize.milp, HiGHS): at most one flip per site; per type and image fold every word removed as often as "
                     "inserted, and as many flips the bigram LM finds likelier than their caption as the reverse, "
                     "within the tolerances; worth: each image and each (image, type) with a flip, then each flip "
                     "(less a cost per tier and per unit of cross-fitted learner margin); "

@@ -16,7 +16,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from lgip_dataset import schema
 from lgip_dataset.coco import ImageEntry
 from lgip_dataset.about import CITATION as LGIP_CITATION
-from lgip_dataset.perturb.registry import variant_types
+from lgip_dataset.perturb.registry import HARD, variant_types
 
 COCO_CITATION = """@inproceedings{lin2014coco,
   title     = {Microsoft COCO: Common Objects in Context},
@@ -186,10 +186,12 @@ def _balance_section(hard_flips: dict | None) -> str | None:
         rows.append(f"| {type_} | {f['flips']:,} | {f['images_with_site']:,} | {f['images_with_flip']:,} | "
                     f"{f['largest_word_imbalance']} ({f['largest_imbalance_share_frequent_words']:.1%}) | "
                     f"{f['lm_prefers_caption']:,} / {f['lm_prefers_flip']:,} | {accuracy(f)} |")
-    rows.append(f"| **hard set** | {sum(f['flips'] for f in report['per_type'].values()):,} | | | | | "
-                f"{accuracy(report['hard_set'])} |")
+    if "hard_set" in report:
+        rows.append(f"| **hard set** | {sum(f['flips'] for t, f in report['per_type'].items() if t in HARD):,} | | | | | "
+                    f"{accuracy(report['hard_set'])} |")
     return ("## Hard flips: balanced by construction, audited\n\n"
-            "The hard flips are chosen across the whole build, not caption by caption: " + report["rule"] + ". "
+            "The hard flips" + (" (and the `hard_relation` flips, balanced on their own)" if set(report["per_type"]) - set(HARD)
+                                else "") + " are chosen across the whole build, not caption by caption: " + report["rule"] + ". "
             f"Within each hard type every word is removed by the flips as often as it is inserted, to within "
             f"{report['word_tolerance']} in each of the learner's {report['learner_folds']} image folds, so a "
             "text-only model has no word to prefer. The word learner (a logistic regression on the two texts' word "

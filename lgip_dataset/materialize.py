@@ -7,7 +7,6 @@ finished ones and resumes.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -24,21 +23,25 @@ from tqdm.auto import tqdm
 from lgip_dataset import balance, schema, sugarcrepe
 from lgip_dataset.atomic import atomic_path, atomic_write_text, remove_stale_temps
 from lgip_dataset.card import write_card
-from lgip_dataset.coco import ImageEntry, read_captions, select_images
+from lgip_dataset.coco import Caption, ImageEntry, read_captions, select_images
 from lgip_dataset.errors import DataError
 from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import check_images, image_path_inside
+from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.families.hard import POOLS, hard_flip_provenance
-from lgip_dataset.perturb.plausibility import build_counts, image_fold, shipped_image_ids
-from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES, group_of
+from lgip_dataset.perturb.lexicon import load_lexicon
+from lgip_dataset.perturb.plausibility import FoldedCounts, count_captions, image_fold, shipped_counts, shipped_image_ids
+from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES, STATISTICAL
 from lgip_dataset.skips import SkipLog
 from lgip_dataset.statistics_captions import OPTION, StatisticsFile, file_sha256, read_statistics_files, statistics_captions
 
 IMAGES_PER_SHARD = 1000
 PAIRS_PER_SHARD = 500_000
 CAPTIONS_PER_SHARD = 100_000
+CAPTIONS_PER_TASK = 100  # a worker's task in the perturbing passes
+COUNTED_PER_TASK = 1000  # a worker's task in the plausibility counts
 _KEY_FILE = "build_key.json"
 
 
@@ -71,8 +74,11 @@ class BuildSummary:
     skips: SkipLog
 
 
-def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True) -> BuildSummary:
-    """Build the folder ``config.out``; return its counts and the recorded skips."""
+def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True, workers: int = 1) -> BuildSummary:
+    """Build the folder ``config.out``; return its counts and the recorded skips. ``workers`` processes
+    perturb the captions (1: this process); the folder is the same for any number."""
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise DataError(f"workers must be a whole number >= 1, got {workers!r}")
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise DataError(f"--out {out} is a file, not a folder; remove it or choose another --out")
@@ -85,10 +91,10 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     if config.images is not None and not Path(config.images).is_dir():
         raise DataError(f"--images {config.images} is not a folder")
     perturber = Perturber(k_same=config.k_same, k_diff=config.k_diff, families=config.families)
-    hard = any(group_of(name) == "hard" for name in perturber.families)
+    hard = any(name in STATISTICAL for name in perturber.families)
     if config.statistics_captions and not hard:
-        raise DataError(f"{OPTION} feeds only the hard families' statistics, and none is built; add the hard "
-                        "families (--families core,hard) or leave the option out")
+        raise DataError(f"{OPTION} feeds only the statistics of the families that ask them ({', '.join(STATISTICAL)}), "
+                        "and none is built; add one (--families core,hard) or leave the option out")
     statistics = read_statistics_files(config.statistics_captions)
     skips = SkipLog()
     entries, imported, captions_sha256 = _read_source(config, skips)
@@ -106,7 +112,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     try:
         _prepare_staging(staging, _build_key(config, captions_sha256, statistics))
         counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, progress,
-                                statistics)
+                                statistics, workers)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
         raise
@@ -119,7 +125,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
 
 def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, perturber: Perturber,
                    selected: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog,
-                   progress: bool, statistics: list[StatisticsFile]) -> dict:
+                   progress: bool, statistics: list[StatisticsFile], workers: int) -> dict:
     """Write every shard, the build record and the card into ``staging``; return the counts."""
     if config.images is not None:
         kept = _write_image_shards(staging, selected, Path(config.images), skips, progress)
@@ -129,11 +135,12 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
     if not selected:
         raise DataError(f"no usable images left from {config.captions} ({'; '.join(skips.lines()) or 'none selected'})")
     records = None
-    if any(group_of(name) == "hard" for name in perturber.families):
+    if any(name in STATISTICAL for name in perturber.families):
         extra, records = statistics_captions(statistics, {e.image_id for e in selected} | shipped_image_ids())
-        own = ((e.image_id, c.text) for e in selected for c in e.captions)
-        perturber.plausibility = build_counts(itertools.chain(own, extra), progress)
-    counts, balance_report = _write_text_shards(staging, selected, perturber, config.seed, progress, imported)
+        own = [(e.image_id, c.text) for e in selected for c in e.captions]
+        perturber.plausibility = _build_counts([*own, *extra], progress, workers)
+    counts, balance_report = _write_text_shards(staging, selected, perturber, config.seed, progress, imported,
+                                                workers)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
@@ -265,9 +272,21 @@ def plausibility_rows(caption_id: str, image_id: int, result: PerturbResult) -> 
             for i, v in enumerate(result.flips) if v.plausibility is not None]
 
 
+def _build_counts(captions: list[tuple[object, str]], progress: bool, workers: int) -> FoldedCounts:
+    """The plausibility statistics: the shipped counts plus the (image id, caption) pairs ``captions``
+    (:func:`lgip_dataset.perturb.plausibility.build_counts`), counted in ``workers`` processes."""
+    folded = shipped_counts()
+    bar = tqdm(total=len(captions), desc="plausibility counts", unit="caption", disable=not progress)
+    with map_chunks(count_captions, load_lexicon(), captions, workers, bar, COUNTED_PER_TASK) as parts:
+        for part in parts:
+            folded += part  # integer counts, added in input order: the tables of one pass over ``captions``
+    bar.close()
+    return folded
+
+
 def _write_text_shards(
     staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool,
-    imported: dict[str, list[Variant]],
+    imported: dict[str, list[Variant]], workers: int,
 ) -> tuple[dict, dict | None]:
     """Perturb every caption (the hard flips chosen across the build), add its ``imported`` flips, and write
     the ``captions`` and flat ``pairs`` configs; return the counts and the hard flips' balance figures."""
@@ -275,53 +294,98 @@ def _write_text_shards(
     pairs = {name: [] for name in schema.PAIR_FEATURES}
     figures = {name: [] for name in schema.PLAUSIBILITY_FEATURES}
     counts = Counter()
-    hard = _balanced_hard_flips(selected, perturber, seed, progress)
-    for entry in tqdm(selected, desc="captions", unit="img", total=len(selected), disable=not progress):
-        for caption in entry.captions:
-            result = perturber.perturb(caption.text, seed=seed, image_id=entry.image_id,
-                                       hard_flips=None if hard is None else hard.flips.get(caption.caption_id, {}))
-            paraphrases, flips = variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ()))
-            for row in plausibility_rows(caption.caption_id, entry.image_id, result):
-                for name, value in row.items():
-                    figures[name].append(value)
-            for name, value in (
-                ("caption_id", caption.caption_id),
-                ("image_id", entry.image_id),
-                ("caption", caption.text),
-                ("paraphrases", paraphrases),
-                ("flips", flips),
-            ):
-                captions[name].append(value)
-            for row in paraphrases + flips:
-                for name, value in row.items():
-                    pairs["variant" if name == "text" else name].append(value)
-                pairs["row_id"].append(row["variant_id"])
-                pairs["caption_id"].append(caption.caption_id)
-                pairs["image_id"].append(entry.image_id)
-                pairs["caption"].append(caption.text)
-                counts[f"{row['kind']}:{row['type']}"] += 1  # a family's name, or an imported subset's
-            counts["captions"] += 1
-            counts["captions_with_paraphrase"] += bool(paraphrases)
-            counts["captions_with_flip"] += bool(flips)
+    todo = [(entry.image_id, caption) for entry in selected for caption in entry.captions]
+    rows, balance_report = _perturbed(todo, perturber, seed, progress, imported, workers)
+    for (image_id, caption), (paraphrases, flips, figure_rows) in zip(todo, rows):
+        for row in figure_rows:
+            for name, value in row.items():
+                figures[name].append(value)
+        for name, value in (
+            ("caption_id", caption.caption_id),
+            ("image_id", image_id),
+            ("caption", caption.text),
+            ("paraphrases", paraphrases),
+            ("flips", flips),
+        ):
+            captions[name].append(value)
+        for row in paraphrases + flips:
+            for name, value in row.items():
+                pairs["variant" if name == "text" else name].append(value)
+            pairs["row_id"].append(row["variant_id"])
+            pairs["caption_id"].append(caption.caption_id)
+            pairs["image_id"].append(image_id)
+            pairs["caption"].append(caption.text)
+            counts[f"{row['kind']}:{row['type']}"] += 1  # a family's name, or an imported subset's
+        counts["captions"] += 1
+        counts["captions_with_paraphrase"] += bool(paraphrases)
+        counts["captions_with_flip"] += bool(flips)
     counts["images"] = len(selected)
     _write_config_shards(staging / schema.CAPTIONS, captions, schema.CAPTION_FEATURES, CAPTIONS_PER_SHARD)
     _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
     if figures["variant_id"]:
         _write_config_shards(staging / schema.PLAUSIBILITY, figures, schema.PLAUSIBILITY_FEATURES, PAIRS_PER_SHARD)
-    return _tidy_counts(counts), None if hard is None else hard.report
+    return _tidy_counts(counts), balance_report
 
 
-def _balanced_hard_flips(selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool):
-    """The hard flips of every caption, chosen across the build (:mod:`lgip_dataset.balance`); None when no
-    hard family is built."""
+def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int, progress: bool,
+               imported: dict[str, list[Variant]], workers: int) -> tuple[list[tuple], dict | None]:
+    """The rows of each (image id, caption) of ``todo`` (:func:`_caption_rows`) and the balance figures of
+    the hard flips, chosen across the build (:mod:`lgip_dataset.balance`; None when no hard family is built).
+
+    With workers, the captions are perturbed without hard flips while this process chooses them, and only
+    those given some are perturbed again: the same calls, so the same rows, as one pass after the choice."""
+    job = (perturber, seed, imported)
     if not any(name in POOLS for name in perturber.families):
-        return None
-    sites = [balance.Site(caption.caption_id, entry.image_id, caption.text, name, tuple(pool))
-             for entry in tqdm(selected, desc="hard sites", unit="img", disable=not progress)
-             for caption in entry.captions
-             for name, pools in perturber.hard_pools(caption.text, seed=seed, image_id=entry.image_id).items()
-             for pool in pools]
-    return balance.choose(sites, seed=seed)
+        return _rows(todo, job, None, progress, workers), None
+    bar = tqdm(total=len(todo), desc="hard sites", unit="caption", disable=not progress)
+    with map_chunks(_hard_sites, (perturber, seed), todo, workers, bar, CAPTIONS_PER_TASK) as parts:
+        sites = [site for part in parts for site in part]
+    bar.close()
+    if workers == 1:
+        hard = balance.choose(sites, seed=seed)
+        return _rows(todo, job, hard.flips, progress, workers), hard.report
+    bar = tqdm(total=len(todo), desc="captions", unit="caption", disable=not progress)
+    with map_chunks(_caption_rows, (*job, {}), todo, workers - 1, bar, CAPTIONS_PER_TASK) as parts:
+        hard = balance.choose(sites, seed=seed)  # while the workers perturb
+        rows = [caption_rows for part in parts for caption_rows in part]
+    bar.close()
+    again = [i for i, (_, caption) in enumerate(todo) if caption.caption_id in hard.flips]
+    for i, caption_rows in zip(again, _rows([todo[i] for i in again], job, hard.flips, progress, workers)):
+        rows[i] = caption_rows
+    return rows, hard.report
+
+
+def _rows(todo: list[tuple[int, Caption]], job: tuple, flips: dict | None, progress: bool, workers: int) -> list[tuple]:
+    """:func:`_caption_rows` of ``todo``, in ``workers`` processes."""
+    bar = tqdm(total=len(todo), desc="captions", unit="caption", disable=not progress)
+    with map_chunks(_caption_rows, (*job, flips), todo, workers, bar, CAPTIONS_PER_TASK) as parts:
+        rows = [caption_rows for part in parts for caption_rows in part]
+    bar.close()
+    return rows
+
+
+def _caption_rows(todo: list[tuple[int, Caption]], job: tuple) -> list[tuple[list[dict], list[dict], list[dict]]]:
+    """Per (image id, caption) of ``todo``: its paraphrase and flip rows (:func:`variant_rows`) and its
+    plausibility rows; ``job`` is (perturber, seed, imported flips, chosen hard flips per caption id or None
+    to let the perturber choose)."""
+    perturber, seed, imported, flips = job
+    rows = []
+    for image_id, caption in todo:
+        result = perturber.perturb(caption.text, seed=seed, image_id=image_id,
+                                   hard_flips=None if flips is None else flips.get(caption.caption_id, {}))
+        rows.append((*variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ())),
+                     plausibility_rows(caption.caption_id, image_id, result)))
+    return rows
+
+
+def _hard_sites(todo: list[tuple[int, Caption]], job: tuple[Perturber, int]) -> list[balance.Site]:
+    """The hard sites of each (image id, caption) of ``todo``, each with its pool of candidates; ``job`` is
+    (perturber, seed)."""
+    perturber, seed = job
+    return [balance.Site(caption.caption_id, image_id, caption.text, name, tuple(pool))
+            for image_id, caption in todo
+            for name, pools in perturber.hard_pools(caption.text, seed=seed, image_id=image_id).items()
+            for pool in pools]
 
 
 def _tidy_counts(counts: Counter) -> dict:
@@ -400,7 +464,7 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "imported_types": {t: IMPORTED_TYPES.get(t, schema.FLIP) for t in counts["flips"] if t not in FAMILIES and t != "total"},
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
         + ([schema.GROUPS] if counts.get("groups", {}).get("total") else [])
-        + ([schema.PLAUSIBILITY] if any(group_of(t) == "hard" for t in counts["flips"] if t != "total") else []),
+        + ([schema.PLAUSIBILITY] if any(t in POOLS for t in counts["flips"]) else []),
         **({"hard_flips": {**hard_flip_provenance(), "statistics_captions": statistics, "balance": balance_report}}
            if statistics is not None else {}),
         "counts": counts,

@@ -22,6 +22,7 @@ VARIANT_TYPES = {
     "hard_object": {"kind": "flip", "group": "hard", "scoring": "pairwise"},
     "hard_color": {"kind": "flip", "group": "hard", "scoring": "pairwise"},
     "hard_count": {"kind": "flip", "group": "hard", "scoring": "pairwise"},
+    "hard_relation": {"kind": "flip", "group": "extended", "scoring": "pairwise"},
     "sugarcrepe_replace_obj": {"kind": "flip", "group": "imported", "scoring": "pairwise"},
     "sugarcrepe_replace_att": {"kind": "flip", "group": "imported", "scoring": "pairwise"},
     "sugarcrepe_replace_rel": {"kind": "flip", "group": "imported", "scoring": "pairwise"},

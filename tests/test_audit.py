@@ -215,3 +215,57 @@ def test_untrained_models_report_pr_with_an_interval(sample_coco_dir, tmp_path, 
     for name in ("object", "color", "paper flips"):
         block = untrained["models"]["tiny-clip"]["PR"][name]
         assert 0 <= block["interval"][0] <= block["PR"] <= block["interval"][1] <= 1
+
+
+def extended_pairs(n_images: int = 20) -> pd.DataFrame:
+    """Binding and hard_relation flips in both directions, so that text alone sits at chance."""
+    records = []
+    for image in range(n_images):
+        a, b = COLORS[image % 5], COLORS[(image + 1) % 5]
+        one, two = f"a {a} dog and a {b} cat", f"a {b} dog and a {a} cat"
+        records += [{"image_id": image, "caption": one, "variant": two, "type": "binding"},
+                    {"image_id": image, "caption": "a man riding a horse", "variant": "a man leading a horse",
+                     "type": "hard_relation"},
+                    {"image_id": image, "caption": "a man leading a horse", "variant": "a man riding a horse",
+                     "type": "hard_relation"}]
+    return pd.DataFrame(records)
+
+
+def test_the_extended_section_shows_judged_figures_and_the_peer_subsets(tmp_path, capsys):
+    extended_pairs().to_csv(tmp_path / "pairs.csv", index=False)
+    peer = tmp_path / "sc"
+    peer.mkdir()
+    for subset, (caption, negative) in (("swap_att", ("a red dog and a blue cat", "a blue dog and a red cat")),
+                                        ("replace_rel", ("a man riding a horse", "a man feeding a horse")),
+                                        ("replace_obj", ("a dog on a bed", "a cat on a bed"))):
+        data = {str(k): {"filename": f"{139 + k:012d}.jpg", "caption": caption, "negative_caption": negative}
+                for k in range(6)}
+        (peer / f"{subset}.json").write_text(json.dumps(data), encoding="utf-8")
+    judged = tmp_path / "judged.json"
+    judged.write_text(json.dumps({"format": "lgip-judged", "version": 1, "per_type": {
+        "binding": {"drawn": 40, "valid": 37}, "hard_relation": {"drawn": 40, "valid": 40}}}), encoding="utf-8")
+    out = tmp_path / "audit.json"
+    code, text, _ = run_audit(capsys, "--pairs", tmp_path / "pairs.csv", "--beside", "sugarcrepe", peer,
+                              "--judged", judged, "--bootstrap", "20", "--json", out)
+    assert code == 0 and "### Extended probes" in text
+    assert "| binding | 20 | 20 | 40 (7.5%) |" in text and "| hard_relation | 40 | 20 | 40 (0.0%) |" in text
+    assert "| ↳ sugarcrepe_swap_att (peer) | 6 | 6 | — |" in text
+    assert "| ↳ sugarcrepe_replace_rel (peer) | 6 | 6 | — |" in text and "replace_obj" not in text
+    record = json.loads(out.read_text())
+    assert [r["type"] for r in record["extended"]] == ["binding", "sugarcrepe_swap_att", "hard_relation",
+                                                        "sugarcrepe_replace_rel"]
+    assert record["extended"][1]["beside"] == "binding"
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("not json", "cannot read it as JSON"),
+    ('{"per_type": {}}', "not a judged file"),
+    ('{"format": "lgip-judged", "per_type": {"binding": {"drawn": 3, "valid": 5}}}', "type 'binding' needs whole counts"),
+])
+def test_a_bad_judged_file_is_refused_before_the_audit(tmp_path, capsys, content, needle):
+    extended_pairs(4).to_csv(tmp_path / "pairs.csv", index=False)
+    (tmp_path / "judged.json").write_text(content, encoding="utf-8")
+    code, _, err = run_audit(capsys, "--pairs", tmp_path / "pairs.csv", "--judged", tmp_path / "judged.json")
+    assert code == 2 and needle in err and "Traceback" not in err, err
+    code, _, err = run_audit(capsys, "--pairs", tmp_path / "pairs.csv", "--beside", "coco", tmp_path)
+    assert code == 2 and "--beside coco: unknown probe-set format" in err

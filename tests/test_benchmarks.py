@@ -67,6 +67,29 @@ def test_draw_flips_keeps_its_sample_when_other_flips_change(monkeypatch):
     assert again[:5] == full[1:] and again[5] not in full
 
 
+def test_blind_judging_draws_per_type_and_tallies_a_judged_file(tmp_path):
+    """`draw --per-type` gives --n flips of each type in one seeded, blinded sheet; `tally --json` writes the
+    counts per type that `lgip audit --judged` reads."""
+    import json
+
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_metric.audit_extended import read_judged
+
+    sheet, key = tmp_path / "sheet.md", tmp_path / "key.json"
+    _run("blind_judging.py", "draw", str(SAMPLE_DIR), "--n", "3", "--types", "object,color", "--per-type",
+         "--sheet", str(sheet), "--key", str(key))
+    items = json.loads(key.read_text())
+    assert sorted(k["type"] for k in items) == ["color"] * 3 + ["object"] * 3
+    assert "object" not in sheet.read_text().split("\n", 2)[2]  # no type on the judge's sheet
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("".join(f"{k['item']}\t{'absurd' if k['item'] == 1 else 'valid'}\tr\n" for k in items))
+    out = tmp_path / "judged.json"
+    _run("blind_judging.py", "tally", "--key", str(key), "--labels", str(labels), "--json", str(out))
+    judged = read_judged(out)
+    assert {t: c["drawn"] for t, c in judged.items()} == {"color": 3, "object": 3}
+    assert sum(c["valid"] for c in judged.values()) == 5 and sum(c["absurd"] for c in judged.values()) == 1
+
+
 def test_bench_scale_prints_peak_rss_growth_and_extrapolation(sample_coco_dir):
     out = _run("bench_scale.py", "--coco", str(sample_coco_dir), "--sizes", "3", "6", "--width", "64")
     assert "peak RSS MB" in out and "MB peak RSS per 1,000 images" in out and "extrapolated to 40,000 images" in out

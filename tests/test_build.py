@@ -99,7 +99,8 @@ def test_build_with_extra_families_and_groups(tmp_path):
     core_pairs = datasets.load_dataset(str(core.out), "pairs", split="test")
     assert {r["variant_id"]: r for r in pairs if r["type"] in ("template", "marker", "object", "color", "count")} \
         == {r["variant_id"]: r for r in core_pairs}  # the core selection is unchanged by extra families
-    assert {"negation", "binding", "relation", "spatial", "scramble_all", "syntactic"} <= set(pairs["type"])
+    assert {"negation", "binding", "spatial", "scramble_all", "syntactic"} <= set(pairs["type"])
+    assert not {"relation", "temporal"} & set(pairs["type"])  # built only when named
     info = json.loads((out / BUILD_INFO).read_text())
     assert info["families"]["negation"] == {"kind": "flip", "version": "1.2.0"}
     assert info["counts"]["groups"] == {"total": 2, "color": 1, "spatial": 1} == summary.counts["groups"]

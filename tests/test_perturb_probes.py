@@ -11,8 +11,9 @@ from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.probe_invariants import bag, probe_result_problems
 from lgip_dataset.perturb.registry import CORE, FAMILIES, resolve_families
 from helpers.paths import SHARED, needs_shared
+from helpers.seen import seen_statistics
 
-ALL = Perturber(k_same=100, k_diff=100, families="all")
+ALL = Perturber(k_same=100, k_diff=100, families=tuple(FAMILIES), plausibility=seen_statistics())
 EXTRA = tuple(n for n in FAMILIES if n not in CORE)
 SCRAMBLES = ("scramble_content", "scramble_function", "scramble_all")
 
@@ -35,7 +36,7 @@ CASES = [
     ("negation", "An orange on a plate.", set(), True),  # fruit, not a color
     ("binding", "A red car and a white truck.", {"A white car and a red truck."}, True),
     ("binding", "An orange cat and a red bus", {"A red cat and an orange bus"}, True),
-    ("binding", "A large dog and a small cat", {"A small dog and a large cat"}, True),
+    ("binding", "A large dog and a small cat", set(), True),  # sizes are relative: no swap
     ("binding", "A red car and a white car.", set(), True),  # same noun: same meaning
     ("binding", "A gray cat and a grey dog.", set(), True),  # one color group
     ("binding", "A black and white dog and a cat.", set(), True),
@@ -50,7 +51,7 @@ CASES = [
     ("relation", "There are two flowers inside a vase.", set(), True),  # "there are a vase"
     ("relation", "Three people at a desk are reading.", set(), True),  # "a desk at three people are"
     ("relation", "A hot dog and a cat", set(), True),  # "and" is no relation
-    ("relation", "A pizza on an oven with a fork and knife.", {"An oven on a pizza with a fork and knife."}, True),
+    ("relation", "A pizza on an oven with a fork and knife.", set(), True),  # two things: no photo has an oven on a pizza
     ("spatial", "A cat to the left of a dog.", {"A cat to the right of a dog."}, True),
     ("spatial", "A cat in front of a TV.", set(), True),  # a thing people face
     ("spatial", "A cat in front of a car.", {"A cat behind a car."}, True),
@@ -68,7 +69,7 @@ CASES = [
     ("temporal", "A man stretching before running.", set(), True),  # a still image cannot tell
     ("temporal", "A dog running after a ball.", set(), True),  # "run after": not temporal
     ("temporal", "A man kneeling before two horses.", set(), True),  # "in front of"
-    ("spatial", 'A sign saying "ATM INSIDE".', {'A sign saying "ATM OUTSIDE".'}, True),
+    ("spatial", 'A sign saying "ATM INSIDE".', set(), True),  # nothing was seen outside an ATM
     ("syntactic", "A dog sitting on a couch.", {"There is a dog sitting on a couch."}, False),
     ("syntactic", "Two dogs playing in the snow.", {"There are two dogs playing in the snow."}, False),
     ("syntactic", "There is a dog on a couch.", {"A dog on a couch."}, True),
@@ -113,17 +114,17 @@ def test_scrambles_keep_the_bag_and_move_only_their_class(family):
 def test_caps_per_family_and_core_selection_unchanged():
     caption = "A red truck towing a white car on the left of a bus before sunset."
     core = Perturber().perturb(caption, seed=5)
-    mixed = Perturber(families="all").perturb(caption, seed=5)
+    mixed = Perturber(families=tuple(FAMILIES)).perturb(caption, seed=5)
     assert [v for v in mixed.flips if v.type in CORE] == core.flips
     assert [v for v in mixed.paraphrases if v.type in CORE] == core.paraphrases
     for name in EXTRA:
         assert sum(v.type == name for v in mixed.paraphrases + mixed.flips) <= 6
-    assert {v.type for v in mixed.flips} >= {"negation", "binding", "relation", "spatial", "temporal", *SCRAMBLES}
+    assert {v.type for v in mixed.flips} >= {"negation", "binding", "spatial", "temporal", *SCRAMBLES}
 
 
 def test_resolve_families():
     assert resolve_families(None) == CORE == resolve_families("core")
-    assert resolve_families("all") == tuple(FAMILIES)
+    assert resolve_families("all") == tuple(n for n in FAMILIES if n not in ("relation", "temporal"))
     assert resolve_families("negation, core") == (*CORE, "negation")
     with pytest.raises(DataError, match="--families: unknown family 'nope'; valid: core, hard, all, template"):
         resolve_families("core,nope", what="--families")

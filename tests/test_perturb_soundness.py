@@ -17,8 +17,9 @@ import pytest
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.probe_invariants import probe_problems
+from lgip_dataset.perturb.registry import FAMILIES
 
-ALL = Perturber(k_same=0, k_diff=10_000, families="all")
+ALL = Perturber(k_same=0, k_diff=10_000, families=tuple(FAMILIES))  # "all" and the families built only by name
 SINGULARS = frozenset(g.singular for g in load_lexicon().groups.values())
 
 CASES = [

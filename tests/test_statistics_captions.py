@@ -66,7 +66,7 @@ def test_the_option_without_a_hard_family_is_refused_before_any_work(tmp_path, c
     stats = _coco(tmp_path / "stats.json", {1: ["A dog on a couch."]})
     code = main(["build", "--captions", str(stats), "--no-images", "--out", str(tmp_path / "out"),
                  "--families", "core", "--statistics-captions", str(stats), "--quiet"])
-    assert code == 2 and "--statistics-captions feeds only the hard families" in capsys.readouterr().err
+    assert code == 2 and "--statistics-captions feeds only the statistics of the families that ask them" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

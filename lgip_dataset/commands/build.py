@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+from lgip_dataset.perturb.registry import OPT_IN
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     captions = parser.add_mutually_exclusive_group(required=True)
@@ -26,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k-same", type=int, default=6, help="paraphrases per caption at most (default 6)")
     parser.add_argument("--k-diff", type=int, default=6, help="flips per caption at most (default 6)")
     parser.add_argument("--families", default=None,
-                        help="comma-separated variant families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all', or names "
-                             "(see `lgip perturb --help`); extra families get their own cap (K of their kind)")
+                        help="comma-separated variant families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all' "
+                             f"(every family but {' and '.join(OPT_IN)}, built only when named: too few of their flips are sound "
+                             "on COCO), or names (see `lgip perturb --help`); extra families get their own cap (K of their kind)")
     parser.add_argument("--groups", action="store_true",
                         help="also mine 2x2 groups (image pairs whose captions differ by one flipped word) "
                              "into the `groups` config")
@@ -38,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--statistics-captions", type=Path, nargs="+", default=(), metavar="CAPTIONS_JSON",
                         help="more COCO/Karpathy captions files for the hard flips' statistics (e.g. the 2017 train "
                              "captions): more captions give more captions a hard flip; each image is counted once")
+    parser.add_argument("--workers", type=_worker_count, default=None, metavar="N",
+                        help="processes that perturb the captions (default: one per CPU core; 1: no extra process); "
+                             "the output is the same for any N")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -49,6 +55,13 @@ def _id_list(value: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.split())
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected integer image ids, got {value!r}") from None
+
+
+def _worker_count(value: str) -> int:
+    """A whole number >= 1; argparse reports anything else as an error of ``--workers``."""
+    if not value.isdecimal() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return int(value)
 
 
 def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
@@ -66,6 +79,7 @@ def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
 
 def run(args: argparse.Namespace) -> int:
     from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.parallel import default_workers
     from lgip_dataset.perturb.registry import resolve_families
 
     source, captions, card = _source(args)
@@ -88,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         **card,
     )
     start = time.perf_counter()
-    summary = build(config, overwrite=args.overwrite, progress=not args.quiet)
+    workers = args.workers or default_workers()
+    summary = build(config, overwrite=args.overwrite, progress=not args.quiet, workers=workers)
     elapsed = time.perf_counter() - start
     print(f"built {summary.out} in {elapsed:.1f} s")
     print(json.dumps(summary.counts, indent=2))

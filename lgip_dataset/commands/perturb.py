@@ -5,7 +5,7 @@ import argparse
 import json
 
 from lgip_dataset.perturb import LEXICON_VERSION, MAX_CAPTION_CHARS, Perturber
-from lgip_dataset.perturb.registry import FAMILIES, resolve_families
+from lgip_dataset.perturb.registry import FAMILIES, OPT_IN, resolve_families
 
 
 def _count(text: str) -> int:
@@ -22,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k-same", type=_count, default=6, help="maximum number of paraphrases (default 6)")
     parser.add_argument("--k-diff", type=_count, default=6, help="maximum number of flips (default 6)")
     parser.add_argument("--families", default="core",
-                        help="comma-separated families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all', or names: "
-                             + ", ".join(FAMILIES) + ". Extra families get their own cap (k of their kind)")
+                        help="comma-separated families: 'core' (the paper's set, default), 'hard' (the hard flips), 'all' "
+                             f"(every family but {' and '.join(OPT_IN)}, built only when named: too few of their flips are "
+                             "sound on COCO), or names: " + ", ".join(FAMILIES) + ". Extra families get their own cap (k of their kind)")
     parser.add_argument("--json", action="store_true",
                         help='print one JSON object {"caption", "paraphrases": [{"text", "type"}], '
                              '"flips": [{"text", "type", "original", "replacement", "span"}]}')

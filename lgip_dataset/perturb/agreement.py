@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir")
-_CONSONANT_SOUND = ("uni", "use", "usu", "uti", "ute", "ura", "eu", "ewe", "one", "once")
+_CONSONANT_SOUND = ("uni", "use", "usu", "uti", "ute", "ura", "uri", "eu", "ewe", "one", "once")
 _VOWEL_SOUND_DIGITS = ("8", "11", "18")
 
 

@@ -74,7 +74,7 @@ class Perturber:
 
     def hard_pools(self, caption: str, seed: int = 0, image_id: int | None = None) -> dict[str, list[list[Variant]]]:
         """Per chosen hard family, the pools of fitting candidates of its first ``k_diff`` sites in
-        ``caption`` (:func:`lgip_dataset.perturb.families.hard.site_pool`), for a choice across a set
+        ``caption`` (:func:`lgip_dataset.perturb.families.hard.pool`), for a choice across a set
         of captions (:mod:`lgip_dataset.balance`)."""
         ctx = self._context(caption, seed, image_id)
         base = caption_key(seed, caption)

@@ -1,6 +1,6 @@
 """How well a word fits a caption's context, learnt from COCO captions and cross-fitted by image.
 
-Two statistics, both plain counts (so the counts of disjoint caption sets add up):
+Plain counts (so the counts of disjoint caption sets add up):
 
 * **head–argument co-occurrence**: for every *target* of a caption (an object noun, keyed by its
   lexicon group ``n:<group>``; a place of :mod:`lgip_dataset.perturb.places`, ``p:<group>``; a
@@ -22,6 +22,11 @@ Two statistics, both plain counts (so the counts of disjoint caption sets add up
   skateboard"): how much more or less typical the rest of the caption is of the replacement than
   of the original; and whether the replacement was ever seen with each of the caption's other
   nouns and places (:meth:`Plausibility.scene_attested`: a horse is never seen with a stove).
+* **relations** (:meth:`Plausibility.relation_count`): how often a subject noun is related to an
+  object by a verb or a preposition (:func:`lgip_dataset.perturb.relations.counted_relations`: "a man
+  riding a horse", "a cat under a car"), which the extended families ask before they replace a
+  relation, swap its roles or flip it into its opposite; and how often an attribute modifies a noun
+  (:meth:`Plausibility.attribute_count`: "a wooden bench", "a green field"), which attribute swaps ask.
 * a **Kneser–Ney bigram** (:class:`lgip_dataset.ngram.BigramKN`, the blind LM's model) of the
   captions, which says how much more or less likely the flipped caption reads than the original.
 
@@ -51,13 +56,14 @@ from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import Lexicon, load_lexicon
 from lgip_dataset.perturb.places import load_places, place_sites, preposition_before
 from lgip_dataset.perturb.senses import is_color_use, is_count_use, is_object_noun
+from lgip_dataset.perturb.relations import counted_attributes, counted_relations
 
 MIN_COOCCURRENCE = 2
 MIN_SCENE = 1  # least captions that show a replacement with each other noun of the caption
 MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
 SMOOTHING = 0.5  # added to every caption-word count of a target (typicality)
 COUNTS_FILE = "plausibility_counts.json.gz"
-COUNTS_VERSION = "1.3.0"
+COUNTS_VERSION = "1.4.0"
 _MEMO_KEY = "plausibility"
 
 
@@ -149,9 +155,11 @@ def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
 
 @dataclass
 class Counts:
-    """Additive count tables of a set of captions: caption bigrams and target–context pairs."""
+    """Additive count tables of a set of captions: caption bigrams, target–context pairs and relations."""
     bigrams: Counter = field(default_factory=Counter)  # (v, w) as in lgip_dataset.ngram
     pairs: Counter = field(default_factory=Counter)  # (target key, context key)
+    relations: Counter = field(default_factory=Counter)  # (subject, relation, object) (relations.counted_relations)
+    attributes: Counter = field(default_factory=Counter)  # (attribute sense, noun) (relations.counted_attributes)
 
     def add(self, caption: str, lex: Lexicon) -> None:
         """Count one caption."""
@@ -160,20 +168,28 @@ class Counts:
         for key, first, end in targets(ctx):
             self.pairs.update((key, w) for w in context_words(ctx, first, end, key[0]))
             self.pairs.update((key, w) for w in caption_words(ctx, first, end))
+        self.relations.update(counted_relations(ctx))
+        self.attributes.update(counted_attributes(ctx))
 
     def __iadd__(self, other: "Counts") -> "Counts":
         self.bigrams.update(other.bigrams)
         self.pairs.update(other.pairs)
+        self.relations.update(other.relations)
+        self.attributes.update(other.attributes)
         return self
 
     def to_json(self) -> dict:
         return {"bigrams": {f"{v} {w}": n for (v, w), n in sorted(self.bigrams.items())},
-                "pairs": {f"{t}\t{w}": n for (t, w), n in sorted(self.pairs.items())}}
+                "pairs": {f"{t}\t{w}": n for (t, w), n in sorted(self.pairs.items())},
+                "relations": {"\t".join(k): n for k, n in sorted(self.relations.items())},
+                "attributes": {"\t".join(k): n for k, n in sorted(self.attributes.items())}}
 
     @classmethod
     def from_json(cls, data: dict) -> "Counts":
         return cls(Counter({tuple(k.split(" ")): n for k, n in data["bigrams"].items()}),
-                   Counter({tuple(k.split("\t")): n for k, n in data["pairs"].items()}))
+                   Counter({tuple(k.split("\t")): n for k, n in data["pairs"].items()}),
+                   Counter({tuple(k.split("\t")): n for k, n in data["relations"].items()}),
+                   Counter({tuple(k.split("\t")): n for k, n in data["attributes"].items()}))
 
 
 class Plausibility:
@@ -245,6 +261,16 @@ class Plausibility:
         if not context:
             return 1.0
         return sum(self.fits(target, original, w) for w in context) / len(context)
+
+    def relation_count(self, subject: str, relation: str, obj: str) -> int:
+        """Captions (of the counted folds) that relate ``subject`` to ``obj`` by ``relation``
+        (:func:`lgip_dataset.perturb.relations.counted_relations`; ``obj`` "*": to anything)."""
+        return self.counts.relations[(subject, relation, obj)]
+
+    def attribute_count(self, sense: str, noun: str) -> int:
+        """Captions (of the counted folds) in which the attribute ``sense`` modifies ``noun``
+        (:func:`lgip_dataset.perturb.relations.counted_attributes`: "green" "field", never "green" "n:stop sign")."""
+        return self.counts.attributes[(sense, noun)]
 
     def lm_delta(self, caption: str, variant: str) -> float:
         """log P(variant) - log P(caption) under the bigram LM (> 0: the flip reads more likely)."""

@@ -6,7 +6,10 @@ and optionally type), and prints per type and headline block the held-out accura
 text-only adversaries (word and character n-gram logistic regressions cross-fitted by image), the
 cross-fitted n-gram LMs' PR and the words the negatives remove or add most unevenly
 (:mod:`lgip_metric.audit`). ``--untrained MODELS --images DIR`` adds the PR of those models built with
-random weights on the pairs whose images are in DIR. ``--json`` writes every figure with provenance.
+random weights on the pairs whose images are in DIR. For the extended families (:mod:`lgip_metric.audit_extended`)
+``--beside sugarcrepe DIR`` audits the matching SugarCrepe subsets the same way and ``--judged FILE`` adds a
+blind judge's labels; both go into an "Extended probes" section. ``--json`` writes every figure with
+provenance.
 """
 from __future__ import annotations
 
@@ -38,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--images", type=Path, default=None,
                         help="folder of the pairs' image files (COCO names %%012d.jpg or the input's file_name)")
     parser.add_argument("--device", default=None, help="device of --untrained models (default: CUDA when available)")
+    parser.add_argument("--beside", nargs=2, metavar=("FORMAT", "DIR"), default=None,
+                        help="audit a peer probe set the same way (`sugarcrepe DIR`) and show its subset matching each "
+                             "extended family beside it (replace_rel by hard_relation, swap_att by binding)")
+    parser.add_argument("--judged", type=Path, default=None, metavar="FILE",
+                        help="judged counts per type (`benchmarks/blind_judging.py tally --json`), shown in the "
+                             "extended-probe section (e.g. docs/judged_extended_flips.json)")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write every figure as JSON")
     parser.add_argument("--markdown", type=Path, default=None, metavar="OUT", help="write the printed tables")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -71,6 +80,20 @@ def _source(args: argparse.Namespace):
     return audit.from_build(args.source)
 
 
+def _peer(args: argparse.Namespace):
+    """The peer probe set that --beside names, loaded and checked (None without the option)."""
+    from lgip_dataset import sugarcrepe
+    from lgip_dataset.errors import DataError
+    from lgip_metric import audit
+
+    if args.beside is None:
+        return None
+    name, folder = args.beside
+    if name != sugarcrepe.FORMAT:
+        raise DataError(f"--beside {name}: unknown probe-set format; known: {sugarcrepe.FORMAT}")
+    return audit.from_sugarcrepe(folder)
+
+
 def _check_untrained(args: argparse.Namespace) -> None:
     """--untrained and --images together, the folder present, every model buildable with random weights
     (its architecture, config and tokenizer at hand: built once on the CPU and dropped), before any work."""
@@ -99,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from lgip_dataset.atomic import atomic_write_text
     from lgip_dataset.errors import DataError
     from lgip_metric import audit
+    from lgip_dataset.perturb.registry import PEER_TYPES
     from lgip_metric.results import git_hash
 
     audit.check_learners(args.learners)
@@ -106,12 +130,22 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
     if args.images is not None and args.untrained is None:
         raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
+    from lgip_metric import audit_extended
+
     source = _source(args)
     rows = audit.flip_rows(source.frame, types=args.types, where=source.name)  # checked before the learners
+    peer = _peer(args)
+    judged = audit_extended.read_judged(args.judged) if args.judged is not None else None
     _check_untrained(args)
     started = time.perf_counter()
     result = audit.audit(source.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
                          ngram=not args.no_ngram, types=args.types, progress=not args.no_progress, where=source.name)
+    peer_types = sorted({PEER_TYPES[t] for t in audit_extended.extended_types(result) if t in PEER_TYPES}
+                        & set(peer.frame["type"])) if peer is not None else []
+    peer_result = audit.audit(peer.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
+                              ngram=not args.no_ngram, types=peer_types, progress=not args.no_progress,
+                              where=peer.name) if peer_types else None
+    extended = audit_extended.rows(result, peer_result, judged)
     result["seconds"] = round(time.perf_counter() - started, 2)
     untrained = None
     if args.untrained:
@@ -121,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                                           progress=not args.no_progress)
         untrained["seconds"] = round(time.perf_counter() - started, 2)
     title = f"# Artifact audit of {source.name} ({source.format})\n\n"
-    text = title + audit.markdown(result, untrained)
+    text = title + audit.markdown(result, untrained) + audit_extended.markdown(extended, list(args.learners))
     skipped = sum(info["count"] for info in source.skipped.values())
     if skipped:
         text += "\n" + "\n".join(f"skipped {info['count']:,} × {reason} (e.g. {info['examples'][0]})"
@@ -137,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
                   "sklearn_version": sklearn.__version__,
                   "input": {"source": source.name, "format": source.format, "sha256": source.sha256,
                             "types": args.types and list(args.types), "skipped": source.skipped},
-                  **result, **({"untrained": untrained} if untrained else {})}
+                  **result, **({"untrained": untrained} if untrained else {}),
+                  **({"extended": extended} if extended else {})}
         atomic_write_text(args.json, json.dumps(record, indent=2, allow_nan=False) + "\n")
         print(f"json -> {args.json}")
     return 0

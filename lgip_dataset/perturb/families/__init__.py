@@ -15,3 +15,4 @@ from lgip_dataset.perturb.families import relation  # noqa: F401
 from lgip_dataset.perturb.families import opposites  # noqa: F401  (spatial, temporal)
 from lgip_dataset.perturb.families import scramble  # noqa: F401  (scramble_content, _function, _all)
 from lgip_dataset.perturb.families import hard  # noqa: F401  (hard_object, hard_color, hard_count)
+from lgip_dataset.perturb.families import hard_relation  # noqa: F401  (hard_relation)

@@ -237,18 +237,23 @@ def pronoun_follows(ctx: CaptionContext, site: CountSite, singular: bool) -> boo
     return any(t.low in pronouns for t in ctx.tokens[site.end:])
 
 
+def count_agreement(ctx: CaptionContext, site: CountSite, value: int) -> list[Edit] | None:
+    """The agreement edits of ``site`` becoming a count of ``value`` (the counted noun's number and its
+    verbs, :func:`number_fix`); None when they cannot be made or a pronoun may refer back to the noun."""
+    if (value == 1) == (site.value == 1):
+        return []
+    if pronoun_follows(ctx, site, singular=site.value == 1):
+        return None
+    return number_fix(ctx, site, singular=value == 1)
+
+
 def count_flip(ctx: CaptionContext, site: CountSite, word: str, family: str = "count",
                value: int | None = None) -> Variant | None:
     """The flip of ``site`` to the number word ``word`` (or to a word of count ``value``, "several")
     with its agreement edits; None when the counted noun cannot be made to agree."""
-    value = ctx.lex.numbers[word] if value is None else value
-    agreement: list[Edit] = []
-    if (value == 1) != (site.value == 1):
-        if pronoun_follows(ctx, site, singular=site.value == 1):
-            return None
-        agreement = number_fix(ctx, site, singular=value == 1)
-        if agreement is None:
-            return None
+    agreement = count_agreement(ctx, site, ctx.lex.numbers[word] if value is None else value)
+    if agreement is None:
+        return None
     return flip(ctx, family, site.first, ctx.span(site.first, site.end), word, agreement)
 
 

@@ -49,7 +49,7 @@ from lgip_dataset.perturb.families import colors, counts, hard_sites, objects
 from lgip_dataset.perturb.places import load_places
 from lgip_dataset.perturb.plausibility import attached, caption_words, context_words, modifying_colours, scene_nouns
 from lgip_dataset.perturb.registry import register
-from lgip_dataset.perturb.seeding import KeyedRandom
+from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
 from lgip_dataset.perturb.variant import Variant
 
 # Candidate tiers per family, tried in order: (kin, least context words, least share of them that
@@ -132,9 +132,14 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     old_group = ctx.units[first].form.group
     if _gender_clash(ctx, old_group, new_group):
         return None
-    if _counterparts(ctx, old_group, new_group):
+    return _swap_kin(ctx, old_group, new_group)
+
+
+def _swap_kin(ctx: CaptionContext, old: str, new: str) -> int | None:
+    """1 for the other gender's counterpart, 0 for a group of a swap class the old one shares, else None."""
+    if _counterparts(ctx, old, new):
         return 1
-    return 0 if ctx.lex.swap_classes[old_group] & ctx.lex.swap_classes[new_group] else None
+    return 0 if ctx.lex.swap_classes[old] & ctx.lex.swap_classes[new] else None
 
 
 def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
@@ -221,27 +226,34 @@ def _with_figures(name: str, candidate: tuple, candidates: int, context: tuple[s
     return dataclasses.replace(variant, type=name, plausibility=figures)
 
 
-def _choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: KeyedRandom) -> Variant | None:
-    """The hard flip of one site chosen from this caption alone (None when no candidate fits its context)."""
-    ranked, context = _fitting(ctx, name, candidates)
+def pick(name: str, ranked: list[list[tuple]], context: tuple[str, ...], rng: KeyedRandom,
+         max_drop: float) -> Variant | None:
+    """The hard flip of one site chosen from its caption alone, from its fitting candidates by tier
+    (nearest first, each (variant, context fit, lm_delta, typicality, tier)): at random among the nearest
+    tier's candidates reading at least as likely as the caption (those past MARGIN first), else that
+    tier's most likely one unless it reads ``max_drop`` nats less likely than the caption (None)."""
     likely = next(([c for c in fitting if c[2] >= 0.0] for fitting in ranked if any(c[2] >= 0.0 for c in fitting)), None)
-    if likely:  # the nearest tier that has a candidate reading at least as likely as the caption
+    if likely:
         margin = [c for c in likely if c[2] >= MARGIN] or likely
         chosen = margin[rng.randrange(0, len(margin))]
-    elif ranked:  # else the nearest tier's most likely candidate, unless far less likely than the caption
+    elif ranked:
         chosen = max(ranked[0], key=lambda c: c[2])
-        if chosen[2] < -MAX_DROP[name]:
+        if chosen[2] < -max_drop:
             return None
     else:
         return None
     return _with_figures(name, chosen, sum(map(len, ranked)), context)
 
 
-def site_pool(ctx: CaptionContext, name: str, candidates: list[Variant]) -> list[Variant]:
-    """Every candidate of one site that a set-level choice (:mod:`lgip_dataset.balance`) may take:
-    the fitting ones of every tier no more than ``POOL_MAX_DROP`` nats less likely than the caption,
-    nearest tier first, each with its figures."""
-    ranked, context = _fitting(ctx, name, candidates)
+def choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: KeyedRandom) -> Variant | None:
+    """The ``name`` flip of one site with ``candidates`` chosen from this caption alone (:func:`pick`)."""
+    return pick(name, *_fitting(ctx, name, candidates), rng, MAX_DROP[name])
+
+
+def pool(name: str, ranked: list[list[tuple]], context: tuple[str, ...]) -> list[Variant]:
+    """Every candidate of one site that a set-level choice (:mod:`lgip_dataset.balance`) may take: the
+    fitting ones of every tier no more than ``POOL_MAX_DROP`` nats less likely than the caption, nearest
+    tier first, each with its figures."""
     total = sum(map(len, ranked))
     return [_with_figures(name, c, total, context) for fitting in ranked for c in fitting if c[2] >= -POOL_MAX_DROP]
 
@@ -261,7 +273,12 @@ def object_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Va
     """The object family's sites and candidates (no singular of a noun used in the plural, "a ski"),
     then the place sites' (:mod:`hard_sites`)."""
     plural_only = {ctx.lex.groups[g].singular for g in ctx.lex.plural_in_use}
-    sites = [(v for v in site if v.replacement.lower() not in plural_only) for site in objects.generate(ctx, rng)]
+    sites = []
+    for site in objects.object_sites(ctx):  # the object family's order of candidates; only those of a kin built
+        old = site.unit.form.group
+        kin = [g for g in shuffled(site.targets, rng) if _swap_kin(ctx, old, g.id) is not None]
+        flips = (objects.object_flip(ctx, site, g) for g in kin)
+        sites.append([v for v in flips if v.replacement.lower() not in plural_only])
     return sites + hard_sites.place_flips(ctx)
 
 
@@ -295,14 +312,14 @@ def _hard(name: str, base: Callable) -> None:
 
     @register(name, "flip", VERSION)
     def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
-        sites = [_choose(ctx, name, list(site), rng) for site in base(ctx, rng)]
+        sites = [choose(ctx, name, list(site), rng) for site in base(ctx, rng)]
         return [iter((v,)) for v in sites if v is not None]
 
     def pools(ctx: CaptionContext, rng: KeyedRandom) -> list[list[Variant]]:
-        return [pool for site in base(ctx, rng) if (pool := site_pool(ctx, name, list(site)))]
+        return [found for site in base(ctx, rng) if (found := pool(name, *_fitting(ctx, name, list(site))))]
 
     generate.__doc__ = f"One {name} flip per site of {base.__name__} that has a fitting candidate."
-    pools.__doc__ = f"The :func:`site_pool` of every site of {base.__name__} that has one."
+    pools.__doc__ = f"The :func:`pool` of every site of {base.__name__} that has one."
     POOLS[name] = pools
 
 
