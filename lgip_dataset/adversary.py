@@ -119,11 +119,26 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
         if len(types) != len(originals):
             raise ValueError(f"types has {len(types)} entries for {len(originals)} pairs")
         _, groups = np.unique(np.asarray([str(t) for t in types]), return_inverse=True)
-    trains = np.ones(len(originals), dtype=bool) if train is None else np.asarray(train, dtype=bool)
-    x, seen = _pair_features(originals, variants, learner) if originals else (None, None)
+    features = _pair_features(originals, variants, learner) if originals else (None, None)
+    return fold_margins(features, fold, groups, train=train, folds=folds, progress=progress)
+
+
+def pair_features(originals, variants, learner: str = "word") -> tuple:
+    """The features :func:`fold_margins` reads, of (original, variant) pairs that several calls score (a
+    generator's candidates, scored again whenever the chosen set changes): computed once."""
+    _vectorizer(learner)
+    return _pair_features([str(t) for t in originals], [str(t) for t in variants], learner) if originals else (None, None)
+
+
+def fold_margins(features: tuple, fold: np.ndarray, groups: np.ndarray, *, train=None, folds: int = FOLDS,
+                 progress=None) -> np.ndarray:
+    """:func:`out_of_fold_margins` of pairs whose :func:`pair_features`, image folds and learner groups
+    (one learner per group) are given."""
+    x, seen = features
+    trains = np.ones(len(fold), dtype=bool) if train is None else np.asarray(train, dtype=bool)
     from threadpoolctl import threadpool_limits
 
-    margins = np.zeros(len(originals))
+    margins = np.zeros(len(fold))
     with threadpool_limits(limits=1):  # liblinear gains nothing from BLAS threads; they spin against other work
         _fill_margins(margins, x, seen, groups, fold, folds, progress, trains)
     return margins

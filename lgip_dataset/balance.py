@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from lgip_dataset.adversary import FOLDS, accuracy_interval, held_out_accuracy, image_folds, out_of_fold_margins
+from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, image_folds, pair_features
 from lgip_dataset.ngram import words
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
@@ -109,6 +109,7 @@ class _Problem:
         _, self.image = np.unique(np.array([str(i) for i in self.image_ids]), return_inverse=True)
         self.width = len(self) + int(self.group.max(initial=-1)) + 1 + int(self.image.max(initial=-1)) + 1
         self._constraints = self._build_constraints()
+        self._features = None  # the candidates' learner features (margins), once asked for
 
     def __len__(self) -> int:
         return len(self.variants)
@@ -184,9 +185,11 @@ class _Problem:
 
     def margins(self, chosen: np.ndarray) -> np.ndarray:
         """Every candidate's margin from word learners (one per type) trained on the chosen candidates of
-        the other image folds."""
-        return out_of_fold_margins(self.captions, [v.text for v in self.variants], self.image_ids,
-                                   types=self.types, train=chosen)
+        the other image folds (:func:`out_of_fold_margins`, the candidates' features computed once)."""
+        if self._features is None:
+            self._features = pair_features(self.captions, [v.text for v in self.variants])
+        return fold_margins(self._features, image_folds(self.image_ids), np.unique(self.types, return_inverse=True)[1],
+                            train=chosen)
 
 
 def _set_of(type_: str) -> str:

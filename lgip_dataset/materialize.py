@@ -332,8 +332,9 @@ def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int,
     """The rows of each (image id, caption) of ``todo`` (:func:`_caption_rows`) and the balance figures of
     the hard flips, chosen across the build (:mod:`lgip_dataset.balance`; None when no hard family is built).
 
-    With workers, the captions are perturbed without hard flips while this process chooses them, and only
-    those given some are perturbed again: the same calls, so the same rows, as one pass after the choice."""
+    With workers, the captions are perturbed without the pooled families (in the background, while this
+    process chooses their flips), and the chosen flips added (:meth:`Perturber.with_hard_flips`): the rows
+    of one pass after the choice."""
     job = (perturber, seed, imported)
     if not any(name in POOLS for name in perturber.families):
         return _rows(todo, job, None, progress, workers), None
@@ -345,14 +346,18 @@ def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int,
         hard = balance.choose(sites, seed=seed)
         return _rows(todo, job, hard.flips, progress, workers), hard.report
     bar = tqdm(total=len(todo), desc="captions", unit="caption", disable=not progress)
-    with map_chunks(_caption_rows, (*job, {}), todo, workers - 1, bar, CAPTIONS_PER_TASK) as parts:
+    with map_chunks(_unpooled, (perturber, seed), todo, workers - 1, bar, CAPTIONS_PER_TASK, background=True) as parts:
         hard = balance.choose(sites, seed=seed)  # while the workers perturb
-        rows = [caption_rows for part in parts for caption_rows in part]
+        results = [result for part in parts for result in part]
     bar.close()
-    again = [i for i, (_, caption) in enumerate(todo) if caption.caption_id in hard.flips]
-    for i, caption_rows in zip(again, _rows([todo[i] for i in again], job, hard.flips, progress, workers)):
-        rows[i] = caption_rows
-    return rows, hard.report
+    return [_result_rows(image_id, caption, perturber.with_hard_flips(result, hard.flips.get(caption.caption_id, {})),
+                         imported) for (image_id, caption), result in zip(todo, results)], hard.report
+
+
+def _unpooled(todo: list[tuple[int, Caption]], job: tuple[Perturber, int]) -> list:
+    """:meth:`Perturber.perturb_without_pools` of each (image id, caption) of ``todo``; ``job`` is (perturber, seed)."""
+    perturber, seed = job
+    return [perturber.perturb_without_pools(caption.text, seed=seed, image_id=image_id) for image_id, caption in todo]
 
 
 def _rows(todo: list[tuple[int, Caption]], job: tuple, flips: dict | None, progress: bool, workers: int) -> list[tuple]:
@@ -365,17 +370,19 @@ def _rows(todo: list[tuple[int, Caption]], job: tuple, flips: dict | None, progr
 
 
 def _caption_rows(todo: list[tuple[int, Caption]], job: tuple) -> list[tuple[list[dict], list[dict], list[dict]]]:
-    """Per (image id, caption) of ``todo``: its paraphrase and flip rows (:func:`variant_rows`) and its
-    plausibility rows; ``job`` is (perturber, seed, imported flips, chosen hard flips per caption id or None
-    to let the perturber choose)."""
+    """Per (image id, caption) of ``todo``: its rows (:func:`_result_rows`); ``job`` is (perturber, seed,
+    imported flips, chosen hard flips per caption id or None to let the perturber choose)."""
     perturber, seed, imported, flips = job
-    rows = []
-    for image_id, caption in todo:
-        result = perturber.perturb(caption.text, seed=seed, image_id=image_id,
-                                   hard_flips=None if flips is None else flips.get(caption.caption_id, {}))
-        rows.append((*variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ())),
-                     plausibility_rows(caption.caption_id, image_id, result)))
-    return rows
+    return [_result_rows(image_id, caption, perturber.perturb(caption.text, seed=seed, image_id=image_id,
+                                                              hard_flips=None if flips is None else flips.get(caption.caption_id, {})),
+                         imported) for image_id, caption in todo]
+
+
+def _result_rows(image_id: int, caption: Caption, result, imported: dict[str, list[Variant]]) -> tuple:
+    """One caption's paraphrase and flip rows (:func:`variant_rows`, with its ``imported`` flips) and its
+    plausibility rows."""
+    return (*variant_rows(caption.caption_id, result, imported.get(caption.caption_id, ())),
+            plausibility_rows(caption.caption_id, image_id, result))
 
 
 def _hard_sites(todo: list[tuple[int, Caption]], job: tuple[Perturber, int]) -> list[balance.Site]:

@@ -21,13 +21,15 @@ def default_workers() -> int:
 
 
 @contextmanager
-def map_chunks(work: Callable, state: object, items: Sequence, workers: int, bar, chunk_size: int) -> Iterator[Iterator]:
+def map_chunks(work: Callable, state: object, items: Sequence, workers: int, bar, chunk_size: int,
+               background: bool = False) -> Iterator[Iterator]:
     """A context giving the results ``work(chunk, state)`` of the chunks of ``chunk_size`` items, in order,
-    each advancing the tqdm ``bar`` by its items. With ``workers`` > 1 a pool of forked processes starts on
-    entry and works ahead (also while this process does other work); it is stopped on exit. With 1 worker,
-    one chunk, or no fork (Windows) the chunks are worked here as the results are read."""
+    each advancing the tqdm ``bar`` by its items. With ``workers`` > 1, or ``background``, a pool of forked
+    processes starts on entry and works ahead (also while this process does other work); it is stopped on
+    exit. Otherwise, with one chunk, or with no fork (Windows) the chunks are worked here as the results are
+    read."""
     chunks = [items[i:i + chunk_size] for i in range(0, len(items), chunk_size)]
-    if workers == 1 or len(chunks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if (workers == 1 and not background) or len(chunks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield _advance(bar, chunks, (work(chunk, state) for chunk in chunks))
         return
     with multiprocessing.get_context("fork").Pool(min(workers, len(chunks)), _start_worker, (work, state)) as pool:

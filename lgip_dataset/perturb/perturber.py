@@ -87,6 +87,16 @@ class Perturber:
         ``image_id`` picks the cross-fitted statistics of the hard families. ``hard_flips`` (per hard
         family, chosen across a set of captions by :mod:`lgip_dataset.balance`) replaces the hard
         families' choice from this caption alone."""
+        if hard_flips is not None:
+            return self.with_hard_flips(self.perturb_without_pools(caption, seed, image_id), hard_flips)
+        return self._perturb(caption, seed, image_id, pools=True)
+
+    def perturb_without_pools(self, caption: str, seed: int = 0, image_id: int | None = None) -> PerturbResult:
+        """:meth:`perturb` without the flips of the families whose flips are chosen across a set of captions
+        (``hard.POOLS``), for :meth:`with_hard_flips` to add once they are chosen."""
+        return self._perturb(caption, seed, image_id, pools=False)
+
+    def _perturb(self, caption: str, seed: int, image_id: int | None, pools: bool) -> PerturbResult:
         ctx = self._context(caption, seed, image_id)
         base = caption_key(seed, caption)
         chosen = {}
@@ -96,15 +106,22 @@ class Perturber:
         seen = {text_key(v.text) for v in chosen["paraphrase"] + chosen["flip"]}
         hard_seen: set[str] = set()  # the hard flips are a probe set of their own: deduplicated among themselves
         for name in self.families:
-            if name not in CORE:
+            if name not in CORE and (pools or name not in POOLS):
                 family = FAMILIES[name]
-                if hard_flips is not None and name in POOLS:
-                    chosen[family.kind] += hard_flips.get(name, [])
-                    continue
                 extra = self._select(ctx, base, [name], self.k_same if family.kind == "paraphrase" else self.k_diff,
                                      hard_seen if group_of(name) == "hard" else seen)
                 chosen[family.kind] += extra
         return PerturbResult(caption, chosen["paraphrase"], chosen["flip"])
+
+    def with_hard_flips(self, result: PerturbResult, hard_flips: dict[str, list[Variant]]) -> PerturbResult:
+        """``result`` (of :meth:`perturb_without_pools`) with ``hard_flips`` (per pooled family, chosen across a
+        set of captions), each family's flips where its own would stand: no other family's choice depends on
+        them, so this is what :meth:`perturb` with ``hard_flips`` gives."""
+        flips = [v for v in result.flips if v.type in CORE]
+        for name in self.families:
+            if name not in CORE and FAMILIES[name].kind == "flip":
+                flips += hard_flips.get(name, []) if name in POOLS else [v for v in result.flips if v.type == name]
+        return PerturbResult(result.caption, result.paraphrases, flips)
 
     @staticmethod
     def _select(ctx: CaptionContext, base: int, names: list[str], k: int, seen: set[str] | None = None) -> list:
