@@ -42,6 +42,8 @@ CASES = [
     ("hard_relation", "A man sitting on a bench while a boy is standing.",  # "standing" is said already
      {"A man lying on a bench while a boy is standing."}),
     ("hard_relation", "A man sits and stands on a bench.", set()),  # coordinated verbs say more than either
+    ("hard_relation", "A car parked on a street.", {"A car drives on a street."}),
+    ("hard_relation", "A car is parked on a street.", set()),  # a participle after "is": no form of "drive" fits
     # relation: a role swap of two persons or two animals, attested both ways
     ("relation", "A dog chasing a cat.", {"A cat chasing a dog."}),
     ("relation", "A woman holding a baby.", set()),  # a baby holding a woman: never seen
@@ -62,6 +64,7 @@ CASES = [
     ("spatial", "A bus in front of a tree.", set()),  # nothing was seen in front of or behind a tree
     ("spatial", "A car under a table.", set()),  # no vehicle was seen on furniture
     ("spatial", "A cat to the left of a dog.", {"A cat to the right of a dog."}),
+    ("spatial", "A cup in his left hand and a phone in his right hand.", set()),  # both sides named
 ]
 
 

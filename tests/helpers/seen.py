@@ -41,7 +41,8 @@ A dog outside a car.
 A man behind a building.
 A man in front of a building.
 A man behind a car.
-A dog in front of a fence."""
+A dog in front of a fence.
+A car driving on a street."""
 
 
 def seen_statistics(lines: str = SEEN) -> FoldedCounts:
