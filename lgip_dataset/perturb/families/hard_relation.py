@@ -1,19 +1,20 @@
 """Relation replacements (``hard_relation``, SugarCrepe's replace-rel done with statistics): the verb
 or the preposition that relates a subject to an object is replaced by one that contradicts it and that
 COCO captions attest with both nouns: "a man riding a horse" -> "a man leading a horse", "a cat sitting
-on a laptop" -> "a cat sitting next to a laptop", "A woman standing in a kitchen" -> "A woman sitting
-in a kitchen".
+on a laptop" -> "a cat sitting under a laptop", "A woman standing in a kitchen" -> "A woman sitting in
+a kitchen".
 
 A site is a relation of :mod:`lgip_dataset.perturb.relations` with a subject and an object (or none,
-"A man is standing."). Its verb (an -ing word) may become another verb of a set of
-``relation_cliques`` it shares (any two of a set contradict each other in one photo: sitting and
-standing, riding and pushing, throwing and catching), where the statistics of the other image folds
-attest the new relation with the subject and the object at least ``MIN_ATTESTED`` times ("standing
-on" a bench for a person); its preposition likewise ("on" -> "under", "in" -> "next to"), attested
-with the subject and the object, and with the verb for that subject ("sitting under" for a person).
-Candidates are chosen like the hard flips' (:func:`lgip_dataset.perturb.families.hard.pick`; across
-a build, balanced by :mod:`lgip_dataset.balance`, so each relation word is removed as often as it is
-inserted).
+"A man is standing."). Its verb (an -ing word or a finite form, "sits" -> "stands") may become another
+verb of a set of ``relation_cliques`` it shares (any two of a set contradict each other in one photo:
+sitting and standing, riding and pushing, throwing and catching), where the statistics of the other
+image folds attest the new relation with the subject and the object at least ``MIN_ATTESTED`` times
+("standing on" a bench for a person); never a verb the caption says already, one joined to another by
+"and"/"or", or a participle after "is". Its preposition likewise ("on" -> "under", "in" -> "outside",
+"behind" -> "in front of"), attested with the subject and the object, and with the verb for that
+subject ("sitting under" for a person), where a noun follows it. Candidates are chosen like the hard
+flips' (:func:`lgip_dataset.perturb.families.hard.pick`; across a build, balanced by
+:mod:`lgip_dataset.balance`, so each relation word is removed as often as it is inserted).
 """
 from __future__ import annotations
 
