@@ -5,12 +5,14 @@ wooden table with a metal chair" -> "a metal table with a wooden chair".
 Attributes are colors in color use and the listed attribute adjectives (``probes.json``), each bound to
 the noun it modifies, directly or past an attribute of another category ("a large green bowl"), whether
 the noun is a lexicon noun or another noun word ("a red shirt")
-(:func:`lgip_dataset.perturb.relations.bound_attributes`). Two attributes swap when they are of one
-category (size with size: not "a young child with a blue toothbrush" -> "a blue child with a young
-toothbrush") or both of the ``CONCRETE`` ones a photo shows outright (color, material, texture, state:
-"a wooden table with a red chair" -> "a red table with a wooden chair", never onto a noun that keeps
-another attribute of that category, "a large brown dog" -> "a large white brown dog"), and only where the statistics of the other image folds attest both new pairs at
-least ``MIN_ATTESTED`` times (no "green stop sign", no "white apples"). Not swapped: equal attributes or
+(:func:`lgip_dataset.perturb.relations.bound_attributes`). Two attributes swap when both are of the
+``CONCRETE`` categories a photo shows outright (color, material, texture, state: "a wooden table with a
+red chair" -> "a red table with a wooden chair", never onto a noun that keeps another attribute of that
+category, "a large brown dog" -> "a large white brown dog"); a size, an age or the light is relative and
+does not swap ("a small bathroom with a large mirror" may be both ways round; not "a young child with a
+blue toothbrush" -> "a blue child with a young toothbrush"). Only where the statistics of the other
+image folds attest both new pairs at least ``MIN_ATTESTED`` times (no "green stop sign", no "white
+apples"). Not swapped: equal attributes or
 two colors of one color group, a color of a person, and two nouns of one group or word ("a red car and
 a white car" means the same after the swap). Articles before both attributes agree with the attribute
 now after them ("an orange cat and a red bus" -> "a red cat and an orange bus"). The span runs from the
