@@ -10,6 +10,20 @@ Unit = tuple[str, ...]  # a one-word or multiword unit, lower-cased words
 
 
 @dataclass(frozen=True)
+class RelationWords:
+    """The relation senses of ``probes.json``: preposition phrases by sense, finite verb forms, cliques."""
+    preposition_sense: dict[tuple[str, ...], str]  # ("on", "top", "of") -> "on"
+    inserted: dict[str, str]  # sense -> the phrase a flip inserts ("under")
+    verb_forms: dict[str, str]  # "sits" -> "sitting"
+    finite: dict[str, tuple[str, ...]]  # "sitting" -> ("sits", "sit")
+    cliques: tuple[frozenset[str], ...]
+    max_words: int
+    adverbs: frozenset[str]  # may stand between a subject and its relation ("parked directly behind")
+    particles: frozenset[str]  # may stand between a verb and its preposition ("laying down on")
+    attribute_senses: dict[str, str]  # "big" -> "large"
+
+
+@dataclass(frozen=True)
 class ProbeLexicon:
     attribute_category: dict[str, str]  # attribute adjective -> its category ("size", "age", ...)
     determiners: frozenset[str]
@@ -23,6 +37,7 @@ class ProbeLexicon:
     participles: dict[str, str]
     symmetric_relations: frozenset[Unit]  # "next to": a role swap around it is no contradiction
     faced_objects: frozenset[str]  # "laptop": no front <-> behind flip before it
+    relations: RelationWords  # the relation senses and cliques (relations.py, hard_relation, spatial)
 
 
 def _opposites(pairs: list) -> dict[Unit, Unit]:
@@ -33,6 +48,16 @@ def _opposites(pairs: list) -> dict[Unit, Unit]:
             for unit in side:
                 out[tuple(unit.split())] = tuple(target.split())
     return out
+
+
+def _relation_words(data: dict) -> RelationWords:
+    senses = data["relation_senses"]
+    by_phrase = {tuple(p.split()): sense for sense, phrases in senses["prepositions"].items() for p in phrases}
+    forms = {form: sense for sense, finite in senses["verb_forms"].items() for form in finite}
+    return RelationWords(by_phrase, {s: p[0] for s, p in senses["prepositions"].items()}, forms,
+                         {sense: tuple(finite) for sense, finite in senses["verb_forms"].items()},
+                         tuple(frozenset(c) for c in data["relation_cliques"]), max(map(len, by_phrase)),
+                         frozenset(senses["adverbs"]), frozenset(senses["particles"]), dict(data["attribute_senses"]))
 
 
 @lru_cache(maxsize=1)
@@ -53,4 +78,5 @@ def load_probe_lexicon() -> ProbeLexicon:
         participles=dict(data["participles"]),
         symmetric_relations=frozenset(tuple(u.split()) for u in data["symmetric_relations"]),
         faced_objects=frozenset(data["faced_objects"]),
+        relations=_relation_words(data),
     )

@@ -18,42 +18,19 @@ subject is seen in a relation with an object, cross-fitted by image) and the fam
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from lgip_dataset.perturb.context import CaptionContext, Unit
-from lgip_dataset.perturb.lexicon import _read
 from lgip_dataset.perturb.phrases import COORDINATORS, attribute_category, is_attribute, is_ing_verb
-from lgip_dataset.perturb.probe_lexicon import load_probe_lexicon
+from lgip_dataset.perturb.probe_lexicon import RelationWords, load_probe_lexicon
 from lgip_dataset.perturb.senses import is_object_noun
 
 BE = frozenset(("is", "are", "was", "were"))
 NONE = "-"  # the object key of a relation that ends its clause
 
 
-@dataclass(frozen=True)
-class RelationWords:
-    """The relation senses of ``probes.json``: preposition phrases by sense, finite verb forms, cliques."""
-    preposition_sense: dict[tuple[str, ...], str]  # ("on", "top", "of") -> "on"
-    inserted: dict[str, str]  # sense -> the phrase a flip inserts ("under")
-    verb_forms: dict[str, str]  # "sits" -> "sitting"
-    finite: dict[str, tuple[str, ...]]  # "sitting" -> ("sits", "sit")
-    cliques: tuple[frozenset[str], ...]
-    max_words: int
-    adverbs: frozenset[str]  # may stand between a subject and its relation ("parked directly behind")
-    particles: frozenset[str]  # may stand between a verb and its preposition ("laying down on")
-    attribute_senses: dict[str, str]  # "big" -> "large"
-
-
-@lru_cache(maxsize=1)
 def relation_words() -> RelationWords:
-    data = _read("probes")
-    senses = data["relation_senses"]
-    by_phrase = {tuple(p.split()): sense for sense, phrases in senses["prepositions"].items() for p in phrases}
-    forms = {form: sense for sense, finite in senses["verb_forms"].items() for form in finite}
-    return RelationWords(by_phrase, {s: p[0] for s, p in senses["prepositions"].items()}, forms,
-                         {sense: tuple(finite) for sense, finite in senses["verb_forms"].items()},
-                         tuple(frozenset(c) for c in data["relation_cliques"]), max(map(len, by_phrase)),
-                         frozenset(senses["adverbs"]), frozenset(senses["particles"]), dict(data["attribute_senses"]))
+    """The relation words of the probe lexicon (``probes.json``)."""
+    return load_probe_lexicon().relations
 
 
 def verb_form(sense: str, like: str) -> str | None:
@@ -101,15 +78,6 @@ def noun_key(ctx: CaptionContext, unit: Unit, fine: bool = False) -> str:
     ``n:<group>`` for a person too ("n:baby": who holds whom)."""
     group = ctx.lex.groups[unit.form.group]
     return "s:person" if group.supercategory == "person" and not fine else f"n:{group.id}"
-
-
-def coarse(ctx: CaptionContext, key: str) -> str:
-    """The COCO supercategory of a noun key ("n:cat" -> "S:animal"; "s:person" -> "S:person"), other keys as
-    they are ("fence")."""
-    if key.startswith(("n:", "s:")):
-        group = ctx.lex.groups.get(key[2:])
-        return f"S:{group.supercategory if group is not None else key[2:]}"
-    return key
 
 
 def preposition_at(ctx: CaptionContext, i: int) -> tuple[int, str] | None:
@@ -247,8 +215,8 @@ def _site(ctx: CaptionContext, subject: int | Unit, verb, verb_sense, prepositio
 def counted_relations(ctx: CaptionContext) -> list[tuple[str, str, str]]:
     """(subject, relation, object) of every site with an object, for the statistics: the whole relation,
     its preposition alone where it has a verb ("on" of "sitting on"), and each with object ``*`` (any);
-    the preposition between the two nouns' supercategories (:func:`coarse`) and from any subject
-    (``*``); a relation between two persons also by their groups ("n:woman", "holding", "n:baby")."""
+    the preposition from any subject (``*``); a relation between two persons also by their groups
+    ("n:woman", "holding", "n:baby")."""
     found = []
     for site in relation_sites(ctx):
         if site.object_key is None:
@@ -256,9 +224,8 @@ def counted_relations(ctx: CaptionContext) -> list[tuple[str, str, str]]:
         relations = {site.relation} | ({site.preposition_sense} if site.verb and site.preposition else set())
         for relation in sorted(relations):
             found += [(site.subject, relation, site.object_key), (site.subject, relation, "*")]
-        if site.preposition:  # "a dog under a truck" says an animal may be under a vehicle, and a truck have something under it
-            found += [(coarse(ctx, site.subject), site.preposition_sense, coarse(ctx, site.object_key)),
-                      ("*", site.preposition_sense, site.object_key)]
+        if site.preposition:  # "a dog under a truck": a truck may have something under it
+            found.append(("*", site.preposition_sense, site.object_key))
         if site.subject == site.object_key == "s:person":
             found.append((site.subject_fine, site.relation, site.object_fine))
     return found
