@@ -1,13 +1,15 @@
 """LGIP: Language-Guided Invariance Probing of vision-language models."""
+import re
 from pathlib import Path
 
 from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
+VERSION = re.search(r'^VERSION = "([^"]+)"', (HERE / "lgip_dataset" / "about.py").read_text(encoding="utf-8"), re.M)[1]
 
 setup(
     name="lgip",
-    version="0.1.0",
+    version=VERSION,
     description=(
         "Probe how CLIP-style vision-language models react to caption wording: "
         "paraphrase invariance and object/color/count flip sensitivity."
@@ -45,7 +47,6 @@ setup(
         "scikit-learn>=1.3",  # lgip_dataset.adversary: the learned text-only adversary
         "matplotlib>=3.8",
         "tqdm>=4.66",
-        "filelock>=3.12",
     ],
     extras_require={
         "dev": [

@@ -5,6 +5,6 @@ COCO val2017 images, loadable offline with ``datasets.load_dataset(str(SAMPLE_DI
 """
 from pathlib import Path
 
-__version__ = "0.1.0"
+from lgip_dataset.about import VERSION as __version__
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"

@@ -203,13 +203,18 @@ def _balance_section(hard_flips: dict | None) -> str | None:
             "words removed or added most unevenly) of this folder or any other probe set: `lgip audit <folder>`.")
 
 
-def _skips_section(skips: dict) -> str:
-    if not skips:
-        return "No input row was skipped."
-    lines = ["Input rows left out, each counted with its reason (first examples shown):", ""]
-    for reason, info in skips.items():
-        lines.append(f"- **{reason}**: {info['count']:,} (e.g. {'; '.join(info['examples'][:2])})")
+def _skips_section(skips: dict, cleaned: dict) -> str:
+    lines = (["Input rows left out, each counted with its reason (first examples shown):", "", *_reasons(skips)]
+             if skips else ["No input row was skipped."])
+    if cleaned:
+        lines += ["", "Input kept but cleaned (a caption's original text is its `caption_source` in the `captions` "
+                  "config; a converted image's source mode is its `converted_from` in the `images` config):", "",
+                  *_reasons(cleaned)]
     return "\n".join(lines)
+
+
+def _reasons(log: dict) -> list[str]:
+    return [f"- **{reason}**: {info['count']:,} (e.g. {'; '.join(info['examples'][:2])})" for reason, info in log.items()]
 
 
 def _license_section(images: list[ImageEntry] | None) -> str:
@@ -290,7 +295,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}"
         + _statistics_line(info.get("hard_flips")),
         *filter(None, (_balance_section(info.get("hard_flips")),)),
-        "## Skipped input\n\n" + _skips_section(info["skips"]),
+        "## Skipped and cleaned input\n\n" + _skips_section(info["skips"], info.get("cleaned", {})),
     ]
     if images is not None:
         sections.append("## Image licenses\n\n" + _licenses_table(images))

@@ -24,7 +24,8 @@ _DIGITS = re.compile(r"(\d+)\.\w+$")
 @dataclass(frozen=True)
 class Caption:
     caption_id: str
-    text: str
+    text: str  # as stored: :func:`normalise_caption` of the source's text
+    source: str | None = None  # the source's text, where cleaning changed more than its whitespace
 
 
 @dataclass
@@ -40,9 +41,53 @@ class ImageEntry:
     captions: list[Caption] = field(default_factory=list)
 
 
+ZWJ = "\u200d"
+_EMOJI_MODIFIERS = {"\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))}  # emoji presentation selector, skin tones
+FORMAT_REMOVED = "Unicode format or control character removed"
+NFC_CHANGED = "text changed by Unicode NFC normalisation"
+
+
 def normalise_caption(text: str) -> str:
-    """NFC-normalise and collapse whitespace; COCO captions carry stray spaces and newlines."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    """The caption as a build stores it: NFC, without Unicode format or control characters (a zero-width
+    space, a right-to-left override, ...; :func:`_is_removed`), whitespace collapsed to single spaces
+    (COCO captions carry stray spaces and newlines)."""
+    nfc = unicodedata.normalize("NFC", text)
+    return " ".join("".join(c for i, c in enumerate(nfc) if not _is_removed(nfc, i)).split())
+
+
+def caption_cleanings(text: str) -> list[str]:
+    """What :func:`normalise_caption` changes in ``text`` beyond its whitespace: :data:`FORMAT_REMOVED`,
+    :data:`NFC_CHANGED` (the reasons a build counts)."""
+    nfc = unicodedata.normalize("NFC", text)
+    return [reason for reason, changed in ((NFC_CHANGED, nfc != text),
+                                           (FORMAT_REMOVED, any(_is_removed(nfc, i) for i in range(len(nfc)))))
+            if changed]
+
+
+def _is_removed(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a format (Cf) or control (Cc) character that is not whitespace, other than a
+    zero-width joiner between two emoji (a "family" or "woman technologist" sequence)."""
+    char = text[i]
+    if char.isspace() or unicodedata.category(char) not in ("Cf", "Cc"):
+        return False
+    if char != ZWJ:
+        return True
+    before = text[:i].rstrip("".join(_EMOJI_MODIFIERS))
+    return not (before and _is_emoji(before[-1]) and i + 1 < len(text) and _is_emoji(text[i + 1]))
+
+
+def _is_emoji(char: str) -> bool:
+    return unicodedata.category(char) == "So" and ord(char) >= 0x2000
+
+
+def cleaned_caption(caption_id: str, raw: str, where: str, cleaned: SkipLog | None) -> Caption:
+    """The :class:`Caption` of the source text ``raw``, keeping ``raw`` where cleaning changed more than
+    its whitespace, and counting what it changed in ``cleaned`` (``where`` names the row)."""
+    reasons = caption_cleanings(raw)
+    for reason in reasons:
+        if cleaned is not None:
+            cleaned.add(reason, where, ascii(raw)[:120])
+    return Caption(caption_id, normalise_caption(raw), raw if reasons else None)
 
 
 def load_json(path: Path, what: str = "captions file",
@@ -62,7 +107,7 @@ def load_json(path: Path, what: str = "captions file",
         raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
-def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: SkipLog) -> None:
+def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: SkipLog, cleaned: SkipLog | None) -> None:
     if not isinstance(raw, str):
         skips.add("caption not a string", where, repr(raw)[:80])
         return
@@ -72,11 +117,12 @@ def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: Ski
     elif len(text) > MAX_CAPTION_CHARS:
         skips.add(f"caption longer than {MAX_CAPTION_CHARS} characters", where, f"{len(text)} characters")
     else:
-        entry.captions.append(Caption(caption_id, text))
+        entry.captions.append(cleaned_caption(caption_id, raw, where, cleaned))
 
 
-def read_coco_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
-    """Read an official COCO captions file (2014 or 2017): ``images``, ``annotations``, ``licenses``."""
+def read_coco_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = None) -> list[ImageEntry]:
+    """Read an official COCO captions file (2014 or 2017): ``images``, ``annotations``, ``licenses``;
+    unusable captions are counted in ``skips``, the cleanings of the kept ones in ``cleaned``."""
     path = Path(path)
     data = load_json(path)
     if not isinstance(data, dict) or "images" not in data or "annotations" not in data:
@@ -120,7 +166,7 @@ def read_coco_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
         if entry is None:
             skips.add("caption without image entry", where, f"image_id {ann['image_id']}")
             continue
-        _add_caption(entry, f"c{ann['id']}", ann.get("caption"), where, skips)
+        _add_caption(entry, f"c{ann['id']}", ann.get("caption"), where, skips, cleaned)
     return [entries[i] for i in sorted(entries)]
 
 
@@ -140,8 +186,9 @@ def _annotation_key(ann, path: Path, index: int) -> tuple[int, int]:
         raise DataError(f"{path}: annotations[{index}] lacks a valid 'image_id' or 'id' ({err!r})") from None
 
 
-def read_karpathy(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
-    """Read the Karpathy split in the ALBEF/BLIP list format ``[{"image": ..., "caption": [...]}]``."""
+def read_karpathy(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = None) -> list[ImageEntry]:
+    """Read the Karpathy split in the ALBEF/BLIP list format ``[{"image": ..., "caption": [...]}]``
+    (``skips`` and ``cleaned`` as in :func:`read_coco_captions`)."""
     path = Path(path)
     data = load_json(path)
     if not isinstance(data, list):
@@ -155,7 +202,7 @@ def read_karpathy(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
         captions = item["caption"] if isinstance(item["caption"], list) else [item["caption"]]
         for raw in captions:
             n = len(entry.captions)
-            _add_caption(entry, f"k{image_id}_{n}", raw, f"{path.name}: entry [{index}]", skips)
+            _add_caption(entry, f"k{image_id}_{n}", raw, f"{path.name}: entry [{index}]", skips, cleaned)
     return [entries[i] for i in sorted(entries)]
 
 
@@ -175,14 +222,16 @@ def _karpathy_image_id(path: Path, index: int, item: dict) -> int:
     raise DataError(f"{path}: entry [{index}] has image_id {image_id!r}; an image_id must be an integer")
 
 
-def read_captions(path: str | Path, skips: SkipLog) -> list[ImageEntry]:
-    """Read either format, detected from the top-level JSON type."""
+def read_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = None) -> list[ImageEntry]:
+    """Read either format, detected from the top-level JSON type (``skips`` and ``cleaned`` as in
+    :func:`read_coco_captions`)."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"captions file not found: {path}")
     with open(path, "rb") as handle:
         head = handle.read(4096).lstrip()
-    return read_karpathy(path, skips) if head.startswith(b"[") else read_coco_captions(path, skips)
+    read = read_karpathy if head.startswith(b"[") else read_coco_captions
+    return read(path, skips, cleaned)
 
 
 def select_images(

@@ -45,10 +45,10 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
 
 
 def _features(shard: Path, config: str) -> datasets.Features:
-    """The features ``config`` loads with: the contract's, or the shard's own where they are the
-    contract's plus :data:`schema.RETIRED_FIELDS` (a folder built before those were dropped loads as written)."""
+    """The features ``config`` loads with: the contract's, or the shard's own where they are the contract's
+    of another version (:func:`schema.loads_as_written`: a folder built before or after a column changed loads as written)."""
     stored = datasets.Features.from_arrow_schema(pq.read_schema(shard))
-    return stored if schema.without_retired(stored) == schema.FEATURES[config] else schema.FEATURES[config]
+    return stored if schema.loads_as_written(stored, config) else schema.FEATURES[config]
 
 
 def config_files(dataset: str | Path, config: str) -> list[Path]:

@@ -1,7 +1,12 @@
 """Decode images safely (bounded size, fully decodable) and validate image files for a build.
 
 ``decode_image`` is the one place image bytes are opened: builds, the scoring engine's workers,
-reports and the Space all go through it.
+reports and the Space all go through it. Images of a mode Pillow does not convert into 8-bit RGB
+the way a viewer shows them (16- and 32-bit integer and float grayscale: PIL's own
+``convert("RGB")`` clips them, so a mid-grey 16-bit PNG comes out white and a 0..1 float TIFF
+black) are rendered by :func:`rendered`; :func:`check_image` hands a build that rendering to store
+(an 8-bit grayscale PNG), so ``load_dataset``, the Hub viewer and a user's own loop see the pixels
+the model scored. Every other image is stored byte for byte.
 """
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import io
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -20,7 +26,9 @@ from lgip_dataset.errors import DataError
 
 MAX_PIXELS = 40_000_000  # COCO images are at most 640 px a side; anything this big is refused
 MAX_FILE_BYTES = 50 * 1024 * 1024
-_WIDE_GRAY = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # integer grayscale modes of 16-bit PNGs and TIFFs
+WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # 16/32-bit integer and float grayscale
+_16_BIT = 65535
+_32_BIT = 2**31 - 1  # mode "I" holds signed 32-bit integers
 _ADDRESS = re.compile(r" ?<[^<>]* at 0x[0-9a-fA-F]+>")  # "<_io.BytesIO object at 0x7f..>": differs per run
 
 
@@ -29,10 +37,11 @@ class ImageCheck:
     """The outcome for one file: its bytes and size, or the reason it cannot be used."""
 
     path: Path
-    data: bytes | None = None
+    data: bytes | None = None  # the bytes to store: the file's own, or its 8-bit rendering
     width: int = 0
     height: int = 0
     error: str = ""
+    converted_from: str | None = None  # "<format> <mode>" of a file stored as its rendering, else None
 
 
 class ImageError(DataError):
@@ -40,19 +49,56 @@ class ImageError(DataError):
 
 
 def decode_image(data: bytes) -> Image.Image:
-    """Decode ``data`` completely into an RGB image, or raise :class:`ImageError` with the reason.
+    """Decode ``data`` completely into an RGB image (:func:`rendered`), or raise :class:`ImageError` with
+    the reason.
 
     The header is read first: a size over ``MAX_PIXELS`` (stricter than PIL's own bomb limits) is
     refused before any pixel is decoded.
     """
+    with _opened(data) as image:
+        return _decoded(lambda: rendered(image).convert("RGB"))
+
+
+def rendered(image: Image.Image) -> Image.Image:
+    """The 8-bit image ``image`` is scored and stored as: wide grayscale (:data:`WIDE_MODES`) as 8-bit
+    grayscale ("L"), every other mode unchanged (its ``convert("RGB")`` is already right).
+
+    Modes "I;16*" are scaled from 0..65535; "I" and "F" by their largest value: float data up to 1
+    from 0..1, data up to 255 as it is, up to 65535 from 0..65535, larger from 0..2**31-1. Negative
+    values and NaN are 0.
+    """
+    if image.mode not in WIDE_MODES:
+        return image
+    wide = np.nan_to_num(np.asarray(image, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    high = float(wide.max()) if wide.size else 0.0
+    if image.mode.startswith("I;16") or 255 < high <= _16_BIT:
+        scale = 255 / _16_BIT
+    elif high > _16_BIT:
+        scale = 255 / _32_BIT
+    elif image.mode == "F" and high <= 1:
+        scale = 255.0
+    else:
+        scale = 1.0
+    gray = np.clip(np.rint(wide * scale), 0, 255).astype(np.uint8)
+    return Image.fromarray(gray, mode="L")
+
+
+@contextmanager
+def _opened(data: bytes) -> Iterator[Image.Image]:
+    """``data`` opened (header only) with its size checked; failures raise :class:`ImageError`."""
     if not data:
         raise ImageError("no image bytes")
+    with _decoded(lambda: Image.open(io.BytesIO(data))) as image:
+        width, height = image.size
+        if width * height > MAX_PIXELS:
+            raise ImageError(f"image too large: {width}x{height} pixels (limit {MAX_PIXELS:,})")
+        yield image
+
+
+def _decoded(decode):
+    """``decode()``, with Pillow's errors turned into :class:`ImageError` reasons."""
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            width, height = image.size
-            if width * height > MAX_PIXELS:
-                raise ImageError(f"image too large: {width}x{height} pixels (limit {MAX_PIXELS:,})")
-            return _to_rgb(image)
+        return decode()
     except Image.DecompressionBombError as err:
         raise ImageError(f"image refused as a decompression bomb: {err}") from None
     except Image.UnidentifiedImageError:
@@ -61,14 +107,18 @@ def decode_image(data: bytes) -> Image.Image:
         raise ImageError(f"corrupt or unreadable image: {_ADDRESS.sub('', str(err))}") from None
 
 
-def _to_rgb(image: Image.Image) -> Image.Image:
-    """RGB of ``image``; 16/32-bit integer grayscale is rescaled from 0..65535 (PIL's own conversion clips
-    it to 255, so a 16-bit PNG would come out almost white)."""
-    if image.mode in _WIDE_GRAY:
-        wide = np.asarray(image, dtype=np.float64)
-        gray = np.clip(np.rint(wide * (255 / 65535)), 0, 255).astype(np.uint8)
-        return Image.fromarray(gray, mode="L").convert("RGB")
-    return image.convert("RGB")
+def stored_image(data: bytes) -> tuple[bytes, Image.Image, str | None]:
+    """What a build stores for the image file ``data``: its bytes (the file's own, or a PNG of its
+    :func:`rendered` 8-bit image), the decoded RGB image, and ``"<format> <mode>"`` when converted."""
+    with _opened(data) as image:
+        kind = f"{image.format} {image.mode}"
+        shown = _decoded(lambda: rendered(image))
+        rgb = _decoded(lambda: shown.convert("RGB"))
+        if image.mode not in WIDE_MODES:
+            return data, rgb, None
+    buffer = io.BytesIO()
+    shown.save(buffer, format="PNG")
+    return buffer.getvalue(), rgb, kind
 
 
 def image_path_inside(images_dir: Path, file_name: str) -> Path | None:
@@ -91,10 +141,10 @@ def check_image(path: Path) -> ImageCheck:
     except OSError as err:
         return ImageCheck(path, error=f"image file unreadable ({err.strerror or type(err).__name__})")
     try:
-        image = decode_image(data)
+        stored, image, converted_from = stored_image(data)
     except ImageError as err:
         return ImageCheck(path, error=str(err))
-    return ImageCheck(path, data=data, width=image.width, height=image.height)
+    return ImageCheck(path, data=stored, width=image.width, height=image.height, converted_from=converted_from)
 
 
 def check_images(paths: Iterable[Path], workers: int = 4) -> Iterator[ImageCheck]:

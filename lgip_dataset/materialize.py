@@ -17,6 +17,7 @@ from pathlib import Path
 
 import datasets
 import pyarrow as pa
+import pyarrow.parquet as pq
 from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
@@ -27,7 +28,7 @@ from lgip_dataset.coco import Caption, ImageEntry, read_captions, select_images
 from lgip_dataset.errors import DataError
 from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
-from lgip_dataset.images import check_images, image_path_inside
+from lgip_dataset.images import ImageCheck, check_images, image_path_inside
 from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.families.hard import POOLS, hard_flip_provenance
@@ -43,6 +44,7 @@ CAPTIONS_PER_SHARD = 100_000
 CAPTIONS_PER_TASK = 100  # a worker's task in the perturbing passes
 COUNTED_PER_TASK = 1000  # a worker's task in the plausibility counts
 _KEY_FILE = "build_key.json"
+CONVERTED = "image stored as its 8-bit rendering (lgip_dataset.images.rendered)"
 
 
 @dataclass
@@ -72,6 +74,7 @@ class BuildSummary:
     out: Path
     counts: dict
     skips: SkipLog
+    cleaned: SkipLog  # the captions kept whose text the build cleaned (:func:`lgip_dataset.coco.caption_cleanings`)
 
 
 def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True, workers: int = 1) -> BuildSummary:
@@ -96,8 +99,8 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         raise DataError(f"{OPTION} feeds only the statistics of the families that ask them ({', '.join(STATISTICAL)}), "
                         "and none is built; add one (--families core,hard) or leave the option out")
     statistics = read_statistics_files(config.statistics_captions)
-    skips = SkipLog()
-    entries, imported, captions_sha256 = _read_source(config, skips)
+    skips, cleaned = SkipLog(), SkipLog()
+    entries, imported, captions_sha256 = _read_source(config, skips, cleaned)
     license_ids = set(config.license_ids) if config.license_ids else None
     selected = select_images(
         entries,
@@ -111,8 +114,8 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     staging = out.parent / f".{out.name}.partial"
     try:
         _prepare_staging(staging, _build_key(config, captions_sha256, statistics))
-        counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, progress,
-                                statistics, workers)
+        counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, cleaned,
+                                progress, statistics, workers)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
         raise
@@ -120,15 +123,15 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         raise DataError(f"build failed while writing {staging}: {err}; its finished image shards are kept and a "
                         "rerun with the same arguments resumes from them (delete that folder to start over)") from err
     _publish(staging, out)
-    return BuildSummary(out=out, counts=counts, skips=skips)
+    return BuildSummary(out=out, counts=counts, skips=skips, cleaned=cleaned)
 
 
 def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, perturber: Perturber,
                    selected: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog,
-                   progress: bool, statistics: list[StatisticsFile], workers: int) -> dict:
+                   cleaned: SkipLog, progress: bool, statistics: list[StatisticsFile], workers: int) -> dict:
     """Write every shard, the build record and the card into ``staging``; return the counts."""
     if config.images is not None:
-        kept = _write_image_shards(staging, selected, Path(config.images), skips, progress)
+        kept = _write_image_shards(staging, selected, Path(config.images), skips, cleaned, progress)
         kept_ids = {e.image_id for e in kept}
         _count_lost_imports([e for e in selected if e.image_id not in kept_ids], imported, skips)
         selected = kept
@@ -144,21 +147,22 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
-    info = _build_info(config, captions_sha256, perturber.families, counts, skips, records, balance_report)
+    info = _build_info(config, captions_sha256, perturber.families, counts, skips, cleaned, records, balance_report)
     atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
     return counts
 
 
-def _read_source(config: BuildConfig, skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]], str]:
+def _read_source(config: BuildConfig, skips: SkipLog,
+                 cleaned: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]], str]:
     """The images with their captions, the imported flips per caption id, and the source's SHA-256."""
     if config.source == sugarcrepe.FORMAT:
         if config.images is None:
             raise DataError("--from sugarcrepe needs --images: instances whose image is missing are skipped")
-        entries, imported = sugarcrepe.read_sugarcrepe(config.captions, config.images, skips)
+        entries, imported = sugarcrepe.read_sugarcrepe(config.captions, config.images, skips, cleaned)
         return entries, imported, sugarcrepe.sha256(config.captions)
-    return read_captions(config.captions, skips), {}, file_sha256(Path(config.captions))
+    return read_captions(config.captions, skips, cleaned), {}, file_sha256(Path(config.captions))
 
 
 def _count_lost_imports(dropped: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog) -> None:
@@ -170,11 +174,16 @@ def _count_lost_imports(dropped: list[ImageEntry], imported: dict[str, list[Vari
 
 
 def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[StatisticsFile]) -> dict:
+    """What a staging folder's finished shards were made from: a rerun resumes them only when it is equal
+    (the lgip version too: the layout of a shard may change between versions)."""
+    from lgip_dataset import __version__
+
     return {
         "config": {k: str(v) for k, v in asdict(config).items()},
         "captions_sha256": captions_sha256,
         "statistics_sha256": [f.sha256 for f in statistics],
         "lexicon_version": LEXICON_VERSION,
+        "lgip_version": __version__,
     }
 
 
@@ -191,9 +200,10 @@ def _prepare_staging(staging: Path, key: dict) -> None:
 
 
 def _write_image_shards(
-    staging: Path, selected: list[ImageEntry], images_dir: Path, skips: SkipLog, progress: bool
+    staging: Path, selected: list[ImageEntry], images_dir: Path, skips: SkipLog, cleaned: SkipLog, progress: bool
 ) -> list[ImageEntry]:
-    """Validate and store each selected image once; return the entries whose image is usable."""
+    """Validate and store each selected image once; return the entries whose image is usable. Images stored
+    as their 8-bit rendering (``converted_from``) are counted in ``cleaned``."""
     num_shards = max(1, math.ceil(len(selected) / IMAGES_PER_SHARD))
     folder = staging / schema.IMAGES
     folder.mkdir(exist_ok=True)
@@ -207,6 +217,9 @@ def _write_image_shards(
             bad.update({int(k): v for k, v in json.loads(sidecar.read_text(encoding="utf-8")).items()})
         else:
             bad.update(_write_image_shard(path, sidecar, chunk, images_dir))
+        converted = pq.read_table(path, columns=["image_id", "converted_from"]).to_pylist()
+        for row in filter(lambda row: row["converted_from"], converted):
+            cleaned.add(CONVERTED, f"image_id {row['image_id']}", row["converted_from"])
         bar.update(len(chunk))
     bar.close()
     kept = []
@@ -229,17 +242,21 @@ def _write_image_shard(path: Path, sidecar: Path, chunk: list[ImageEntry], image
             bad[entry.image_id] = check.error
             continue
         entry.width, entry.height = check.width, check.height
-        rows["image_id"].append(entry.image_id)
-        rows["image"].append({"bytes": check.data, "path": entry.file_name})
-        rows["file_name"].append(entry.file_name)
-        rows["width"].append(check.width)
-        rows["height"].append(check.height)
-        rows["license"].append(entry.license)
-        rows["license_url"].append(entry.license_url)
-        rows["flickr_url"].append(entry.flickr_url)
+        for name, value in image_row(entry.image_id, entry.file_name, check, entry.license, entry.license_url,
+                                     entry.flickr_url).items():
+            rows[name].append(value)
     _write_parquet(path, rows, schema.IMAGE_FEATURES)
     atomic_write_text(sidecar, json.dumps({str(k): v for k, v in bad.items()}, sort_keys=True))
     return bad
+
+
+def image_row(image_id: int, file_name: str, check: ImageCheck, license: str = "", license_url: str = "",
+              flickr_url: str = "") -> dict:
+    """The ``images`` config row of a checked image file: the bytes :func:`~lgip_dataset.images.check_image`
+    chose to store, and the mode it was converted from (None when stored as the file is)."""
+    return {"image_id": image_id, "image": {"bytes": check.data, "path": file_name}, "file_name": file_name,
+            "width": check.width, "height": check.height, "license": license, "license_url": license_url,
+            "flickr_url": flickr_url, "converted_from": check.converted_from}
 
 
 def _variant_row(variant: Variant, variant_id: str) -> dict:
@@ -304,6 +321,7 @@ def _write_text_shards(
             ("caption_id", caption.caption_id),
             ("image_id", image_id),
             ("caption", caption.text),
+            ("caption_source", caption.source),
             ("paraphrases", paraphrases),
             ("flips", flips),
         ):
@@ -452,7 +470,7 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
 
 
 def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, ...], counts: dict,
-                skips: SkipLog, statistics: list[dict] | None, balance_report: dict | None = None) -> dict:
+                skips: SkipLog, cleaned: SkipLog, statistics: list[dict] | None, balance_report: dict | None = None) -> dict:
     from lgip_dataset import __version__
 
     return {
@@ -476,6 +494,7 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
            if statistics is not None else {}),
         "counts": counts,
         "skips": skips.as_dict(),
+        "cleaned": cleaned.as_dict(),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},
     }
 

@@ -22,7 +22,11 @@ registry's ``variant_types()`` gives every type its kind and group (``core``, ``
 
 Folders built before ``type`` was a variant's only label also hold a ``family`` column in ``pairs``
 and field in the ``captions`` variant lists (a copy of ``type``, or ``sugarcrepe`` for imported
-flips): :data:`RETIRED_FIELDS`. They load as written, and nothing reads them.
+flips): :data:`RETIRED_FIELDS`. They load as written, and nothing reads them. Folders built before
+0.2.0 lack the :data:`ADDED_FIELDS`: ``images.converted_from`` (the ``"<format> <mode>"`` of an image
+stored as its 8-bit rendering, :func:`lgip_dataset.images.rendered`; null for an image stored as its
+file is) and ``captions.caption_source`` (the source's text of a caption the build cleaned,
+:func:`lgip_dataset.coco.normalise_caption`; null where only whitespace changed). They load as written.
 """
 from __future__ import annotations
 
@@ -49,10 +53,12 @@ IMAGE_FEATURES = datasets.Features(
         "license": datasets.Value("string"),
         "license_url": datasets.Value("string"),
         "flickr_url": datasets.Value("string"),
+        "converted_from": datasets.Value("string"),  # "<format> <mode>" of an image stored as its 8-bit rendering
     }
 )
 
 RETIRED_FIELDS = ("family",)  # variant fields of older folders that readers ignore (see above)
+ADDED_FIELDS = ("converted_from", "caption_source")  # columns of 0.2.0 that older folders lack (see above)
 
 VARIANT_FEATURES = {
     "variant_id": datasets.Value("string"),
@@ -70,6 +76,7 @@ CAPTION_FEATURES = datasets.Features(
         "caption_id": datasets.Value("string"),
         "image_id": datasets.Value("int64"),
         "caption": datasets.Value("string"),
+        "caption_source": datasets.Value("string"),  # the source's text where the build cleaned more than whitespace
         "paraphrases": datasets.List(VARIANT_FEATURES),
         "flips": datasets.List(VARIANT_FEATURES),
     }
@@ -119,6 +126,15 @@ PLAUSIBILITY_FEATURES = datasets.Features(
 
 FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES,
             PLAUSIBILITY: PLAUSIBILITY_FEATURES}
+
+
+def loads_as_written(stored: datasets.Features, config: str) -> bool:
+    """Whether a shard of ``config`` with the ``stored`` features is of this contract: its features less
+    :data:`RETIRED_FIELDS` are the contract's, less those :data:`ADDED_FIELDS` a folder built before them lacks."""
+    current = without_retired(stored)
+    contract = FEATURES[config]
+    return set(contract) - set(current) <= set(ADDED_FIELDS) and current == datasets.Features(
+        {name: feature for name, feature in contract.items() if name in current})
 
 
 def without_retired(features: datasets.Features) -> datasets.Features:

@@ -1,4 +1,4 @@
-"""Counted, reported skips: every input row a build leaves out is recorded with its reason."""
+"""Counted, reported skips: every input row a build leaves out (or cleans) is recorded with its reason."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -26,9 +26,9 @@ class SkipLog:
         """``{reason: {"count": n, "examples": [...]}}`` sorted by reason, for JSON and cards."""
         return {r: {"count": self.counts[r], "examples": list(self.examples[r])} for r in sorted(self.counts)}
 
-    def lines(self) -> list[str]:
-        """Human-readable summary lines, one per reason."""
+    def lines(self, verb: str = "skipped") -> list[str]:
+        """Human-readable summary lines, one per reason: ``"<verb> <count> × <reason> (e.g. ...)"``."""
         return [
-            f"skipped {info['count']:,} × {reason} (e.g. {info['examples'][0]})"
+            f"{verb} {info['count']:,} × {reason} (e.g. {info['examples'][0]})"
             for reason, info in self.as_dict().items()
         ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from lgip_dataset.coco import Caption, ImageEntry, load_json, normalise_caption
+from lgip_dataset.coco import Caption, ImageEntry, cleaned_caption, load_json, normalise_caption
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS, Variant
 from lgip_dataset.perturb.registry import imported_type
@@ -34,7 +34,7 @@ image is present adds its `negative_caption` as a flip of its `caption`, with th
 `sugarcrepe_<subset>` (`sugarcrepe_replace_obj`, `sugarcrepe_swap_att`, ...; no edit span is
 recorded). A SugarCrepe subset's accuracy is the pair-level PR of its type: the share of its
 instances whose caption scores above the negative. Instances whose image is missing are counted
-under Skipped input.
+under Skipped and cleaned input.
 
 ```bibtex
 @inproceedings{hsieh2023sugarcrepe,
@@ -81,14 +81,16 @@ def _image_id(path: Path, key: str, filename: str) -> int:
     return int(match.group(1))
 
 
-def _text(raw, what: str, where: str, skips: SkipLog) -> str | None:
+def _text(raw, what: str, where: str, skips: SkipLog, cleaned: SkipLog | None) -> Caption | None:
+    """The cleaned ``raw`` (:func:`~lgip_dataset.coco.cleaned_caption`; its cleanings counted in ``cleaned``),
+    or None with the reason counted in ``skips``."""
     text = normalise_caption(raw) if isinstance(raw, str) else ""
     if not text:
         skips.add(f"SugarCrepe instance with an empty or missing {what}", where)
     elif len(text) > MAX_CAPTION_CHARS:
         skips.add(f"SugarCrepe {what} longer than {MAX_CAPTION_CHARS} characters", where)
     else:
-        return text
+        return cleaned_caption("", raw, f"{where} ({what})", cleaned)
     return None
 
 
@@ -103,14 +105,17 @@ class Instance:
     filename: str
     caption: str
     negative: str
+    caption_source: str | None = None  # the file's caption, where cleaning changed more than its whitespace
 
 
 def read_instances(folder: str | Path, skips: SkipLog,
-                   keep: Callable[[str, str], bool] = lambda where, filename: True) -> Iterator[Instance]:
+                   keep: Callable[[str, str], bool] = lambda where, filename: True,
+                   cleaned: SkipLog | None = None) -> Iterator[Instance]:
     """The instances of a SugarCrepe folder (files sorted by name, each file's instances in order).
 
     ``keep(where, filename)`` may leave an instance out first (counting its own skip); an unusable
-    caption or negative, or a negative equal to its caption, is counted in ``skips`` and left out.
+    caption or negative, or a negative equal to its caption, is counted in ``skips`` and left out;
+    the cleanings of the texts kept are counted in ``cleaned``.
     """
     for path in source_files(folder):
         type_ = imported_type(FORMAT, path.stem)
@@ -120,14 +125,15 @@ def read_instances(folder: str | Path, skips: SkipLog,
                 raise DataError(f"{path}: instance {key!r} needs 'filename', 'caption' and 'negative_caption'")
             if not keep(where, item["filename"]):
                 continue
-            caption = _text(item.get("caption"), "caption", where, skips)
-            negative = caption and _text(item.get("negative_caption"), "negative_caption", where, skips)
+            caption = _text(item.get("caption"), "caption", where, skips, cleaned)
+            negative = caption and _text(item.get("negative_caption"), "negative_caption", where, skips, cleaned)
             if not negative:
                 continue
-            if negative == caption:
+            if negative.text == caption.text:
                 skips.add("SugarCrepe negative_caption equal to its caption", where)
                 continue
-            yield Instance(path, key, type_, _image_id(path, key, item["filename"]), item["filename"], caption, negative)
+            yield Instance(path, key, type_, _image_id(path, key, item["filename"]), item["filename"], caption.text,
+                           negative.text, caption.source)
 
 
 def caption_id(instance: Instance) -> str:
@@ -135,8 +141,8 @@ def caption_id(instance: Instance) -> str:
     return f"sc-{instance.path.stem}-{instance.key}"
 
 
-def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
-                    skips: SkipLog) -> tuple[list[ImageEntry], dict[str, list[Variant]]]:
+def read_sugarcrepe(folder: str | Path, images_dir: str | Path, skips: SkipLog,
+                    cleaned: SkipLog | None = None) -> tuple[list[ImageEntry], dict[str, list[Variant]]]:
     """The images with their captions, and the imported flips per caption id, of a SugarCrepe folder.
 
     Caption ids are :func:`caption_id` of the first instance (files sorted by name) that has that
@@ -153,11 +159,11 @@ def read_sugarcrepe(folder: str | Path, images_dir: str | Path,
         skips.add("SugarCrepe instance whose image file is not in --images", where, filename)
         return False
 
-    for one in read_instances(folder, skips, image_present):
+    for one in read_instances(folder, skips, image_present, cleaned):
         entry = entries.setdefault(one.image_id, ImageEntry(image_id=one.image_id, file_name=one.filename))
         cid = caption_ids.get((one.image_id, one.caption))
         if cid is None:
             cid = caption_ids[one.image_id, one.caption] = caption_id(one)
-            entry.captions.append(Caption(cid, one.caption))
+            entry.captions.append(Caption(cid, one.caption, one.caption_source))
         flips.setdefault(cid, []).append(Variant(text=one.negative, kind=FLIP, type=one.type))
     return [entries[i] for i in sorted(entries)], flips

@@ -1,10 +1,11 @@
 """What LGIP says about itself wherever it is published: the citation, homepage, code and license.
 
 Imported by the ``evaluate`` module, which ships it beside ``lgip_metric.py`` and runs without the
-rest of the package on the Hub; so ``CITATION`` and ``HOMEPAGE`` are copies of
+rest of the package on the Hub; so ``VERSION``, ``CITATION`` and ``HOMEPAGE`` are copies of
 ``lgip_dataset.about``'s (their home, which the dataset card cites), tested equal to them and to
-the metric card's citation.
+the metric card's version and citation.
 """
+VERSION = "0.2.0"
 CITATION = """@misc{lee2025lgip,
   title  = {Language-Guided Invariance Probing of Vision-Language Models},
   author = {Lee, Jae Joong},

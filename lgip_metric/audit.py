@@ -396,6 +396,7 @@ def _write_dataset(folder: Path, rows: pd.DataFrame, files: dict) -> tuple[Path,
     import datasets
 
     from lgip_dataset.images import check_images
+    from lgip_dataset.materialize import image_row
 
     ids = list(files)
     codes = {image_id: i for i, image_id in enumerate(ids)}  # int64 image ids for any input's ids
@@ -405,13 +406,8 @@ def _write_dataset(folder: Path, rows: pd.DataFrame, files: dict) -> tuple[Path,
         if check.error:
             bad[str(image_id)] = check.error
             continue
-        image_rows["image_id"].append(codes[image_id])
-        image_rows["image"].append({"bytes": check.data, "path": files[image_id].name})
-        image_rows["file_name"].append(files[image_id].name)
-        image_rows["width"].append(check.width)
-        image_rows["height"].append(check.height)
-        for name in ("license", "license_url", "flickr_url"):
-            image_rows[name].append("")
+        for name, value in image_row(codes[image_id], files[image_id].name, check).items():
+            image_rows[name].append(value)
     rows = rows.loc[~rows["image_id"].astype(str).isin(bad).to_numpy()]
     if rows.empty:
         raise DataError(f"none of the images found is readable ({next(iter(bad.items()))[1]})")

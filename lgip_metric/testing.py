@@ -202,6 +202,7 @@ def make_tiny_dataset(
         "file_name": [f"{i:012d}.jpg" for i in images],
         "width": [0] * len(images), "height": [0] * len(images),
         "license": ["test"] * len(images), "license_url": [""] * len(images), "flickr_url": [""] * len(images),
+        "converted_from": [None] * len(images),
     }
     pair_columns = {key: [row[key] for row in rows] for key in schema.PAIR_FEATURES}
     for config, columns in ((schema.IMAGES, image_columns), (schema.PAIRS, pair_columns)):

@@ -14,6 +14,7 @@ fixture's one ``lgip evaluate`` encodes anything.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from filelock import FileLock
 
 from lgip_dataset import schema
-from lgip_metric.output_lock import LOCK_FILE
+from lgip_metric.output_lock import lock_folder
 from helpers.paths import REPO
 from helpers.reliability import coco_annotations, jpeg, png16_gray, run_cli, write_coco
 
@@ -371,10 +371,13 @@ def case_score_out_is_a_file(world, tmp):
 
 def case_score_out_held_by_another_run(world, tmp):
     (tmp / "o").mkdir()
-    with FileLock(tmp / "o" / LOCK_FILE):
+    held = lock_folder(tmp / "o")  # as another run holds it
+    try:
         outcome = score(world, tmp, "--out", tmp / "o")
+    finally:
+        os.close(held)
     error(outcome, "--out", "another lgip run")
-    assert not (tmp / "o" / "scores.parquet").exists()
+    assert not (tmp / "o" / "scores.parquet").exists() and not list((tmp / "o").iterdir())
 
 
 def _dataset_copy(world, tmp) -> Path:

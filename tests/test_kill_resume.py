@@ -25,7 +25,7 @@ from lgip_metric.results import without_volatile
 from helpers.reliability import counting_replaces, folder_hashes, run_cli, run_killed, write_coco
 
 MODEL = "random:tiny-clip"
-LEFTOVERS = (".*.tmp", ".*.partial", ".*.old")
+LEFTOVERS = (".*.tmp", ".*.partial", ".*.old", ".lgip.lock")
 
 
 def leftovers(root: Path) -> list[str]:

@@ -114,7 +114,7 @@ def one_caption_dataset(folder, image: dict, table: pd.DataFrame):
              for i, row in enumerate(table.itertuples())]
     images = [{"image_id": image["image_id"], "image": {"bytes": image["path"].read_bytes(), "path": None},
                "file_name": image["path"].name, "width": 0, "height": 0, "license": "", "license_url": "",
-               "flickr_url": ""}]
+               "flickr_url": "", "converted_from": None}]
     return write_folder(folder, {schema.PAIRS: datasets.Dataset.from_list(pairs, features=schema.PAIR_FEATURES),
                                  schema.IMAGES: datasets.Dataset.from_list(images, features=schema.IMAGE_FEATURES)},
                         "probe parity")
@@ -156,12 +156,15 @@ def test_run_tab_scores_the_sample_and_offers_results(run_output, space):  # noq
     assert Image.open(run_output["frontier"]).format == "PNG"
 
 
-def test_run_tab_reads_the_first_rows_of_a_hub_dataset(client, space, monkeypatch):  # noqa: F811
+@pytest.mark.parametrize("built_by", ["0.2.0", "0.1.0"])
+def test_run_tab_reads_the_first_rows_of_a_hub_dataset(client, space, monkeypatch, built_by):  # noqa: F811
     from lgip_space import hub_subset
 
     def local_hub(dataset_id, *args, **kwargs):
         assert dataset_id == "test-org/lgip"
-        return hub_subset.datasets.load_dataset(str(space.sample_dir), *args, **kwargs)
+        loaded = hub_subset.datasets.load_dataset(str(space.sample_dir), *args, **kwargs)
+        added = [name for name in schema.ADDED_FIELDS if name in (loaded.column_names or ())]
+        return loaded.remove_columns(added) if built_by == "0.1.0" else loaded  # 0.1.0 had no such columns
 
     monkeypatch.setattr(hub_subset, "load_dataset", local_hub)
     summary, table, results_file, _ = client.predict(TINY, "Hub dataset (first N rows)", "test-org/lgip", 40,

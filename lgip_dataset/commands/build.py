@@ -107,6 +107,6 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     print(f"built {summary.out} in {elapsed:.1f} s")
     print(json.dumps(summary.counts, indent=2))
-    for line in summary.skips.lines():
+    for line in [*summary.skips.lines(), *summary.cleaned.lines("cleaned")]:
         print(line)
     return 0

@@ -11,6 +11,7 @@ from pathlib import Path
 import gradio as gr
 from PIL import Image
 
+from lgip_dataset.coco import normalise_caption
 from lgip_dataset.errors import DataError
 from lgip_dataset.images import MAX_PIXELS, ImageError, decode_image
 from lgip_dataset.perturb import Perturber
@@ -59,7 +60,9 @@ def guard_uploads(image: gr.Image) -> gr.Image:
 
 
 def check_caption(caption: str | None) -> str:
-    """The stripped caption; ``gr.Error`` when it is empty or longer than the Space's limit."""
+    """The caption cleaned as a build cleans it (:func:`lgip_dataset.coco.normalise_caption`: no zero-width
+    or bidi-override characters); ``gr.Error`` when it is empty or longer than the Space's limit."""
+    caption = normalise_caption(caption) if isinstance(caption, str) else caption
     if caption is not None and len(caption.strip()) > MAX_CAPTION_CHARS:
         raise gr.Error(
             f"Caption refused: it is {len(caption.strip()):,} characters long; the limit is "

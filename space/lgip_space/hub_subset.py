@@ -41,7 +41,8 @@ def first_rows(dataset_id: str, rows: int, folder: Path) -> Path:
     if wanted:
         raise gr.Error(f"Hub dataset {dataset_id!r} lacks {len(wanted)} image(s) its pairs rows use "
                        f"(e.g. image_id {sorted(wanted)[0]}); it is not a complete LGIP dataset.")
-    images = datasets.Dataset.from_list(found, features=schema.IMAGE_FEATURES)
+    columns = schema.IMAGE_FEATURES  # a dataset built before a column was added (schema.ADDED_FIELDS) lacks it
+    images = datasets.Dataset.from_list([{name: row.get(name) for name in columns} for row in found], features=columns)
     return write_folder(folder, {schema.PAIRS: pairs, schema.IMAGES: images}, f"First {rows:,} rows of {dataset_id}.")
 
 
