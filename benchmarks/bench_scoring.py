@@ -28,12 +28,14 @@ import numpy as np
 import torch
 
 from lgip_dataset import SAMPLE_DIR, schema
+from lgip_dataset.hub_io import DatasetFiles
 from lgip_dataset.images import ImageError
-from lgip_metric import api, score_table
-from lgip_metric.image_data import cell_image, collate
+from lgip_metric import api
+from lgip_metric.statistics import score_table
+from lgip_metric.scoring.image_data import cell_image, collate
 from lgip_metric.models import load_model
-from lgip_metric.score_inputs import image_positions, read_rows, unique_texts
-from lgip_metric.texts import length_batches
+from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
+from lgip_metric.scoring.texts import length_batches
 
 PAPER_IMAGES = 40_000
 
@@ -63,9 +65,10 @@ def engine(args, out: Path, precision: str = "fp32"):
 
 def inputs(args):
     """Rows and the undecoded image cells by id, read with the engine's own input helpers."""
-    rows = read_rows(args.dataset, schema.PAIRS, args.rows)
+    files = DatasetFiles(args.dataset)
+    rows = read_rows(files, schema.PAIRS, args.rows)
     image_ids = np.unique(rows.column("image_id").to_numpy())
-    source, positions = image_positions(args.dataset, image_ids)
+    source, positions = image_positions(files, image_ids)
     return rows, {int(i): source.cell(p) for i, p in zip(image_ids, positions) if p >= 0}
 
 

@@ -3,7 +3,7 @@
     python benchmarks/blind_flips.py BUILT_FOLDER [--json OUT.json]
 
 For every flip type: its rows, and the blind PR (caption-nested, as ``lgip evaluate``'s ``blind``
-block) of both text-only scorers of :mod:`lgip_metric.blind`, cross-fitted by image: the bigram
+block) of both text-only scorers of :mod:`lgip_metric.statistics.blind`, cross-fitted by image: the bigram
 Kneser-Ney LM (the project's blind LM, which the hard flips were selected against) and the
 trigram (not selected with). Also the headline PR of the paper's flips and of the hard set, and
 the share of captions with at least one hard flip (coverage).
@@ -16,9 +16,10 @@ from pathlib import Path
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.ngram import BigramKN
-from lgip_metric import blind, stats
+from lgip_metric import stats
+from lgip_metric.statistics import blind
 from lgip_metric.report.tables import markdown
-from lgip_metric.trigram import TrigramKN
+from lgip_metric.statistics.trigram import TrigramKN
 
 
 def blind_summary(folder: Path) -> dict:

@@ -17,31 +17,73 @@ BUILD_INFO = "lgip_build.json"
 
 
 def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dataset:
-    """Return the ``test`` split of ``config`` from a built folder or a Hub id (``org/lgip``).
+    """Return the ``test`` split of ``config`` from a built folder or a Hub id (``org/lgip``): its
+    parquet shards (:func:`config_files`; a Hub dataset's are downloaded) loaded as parquet files.
 
-    A local folder's shards are loaded as parquet files: ``datasets`` keys its cache of a folder
-    by the folder's name alone, so a folder rebuilt in place would otherwise return stale rows.
+    ``datasets`` keys its cache of a folder by the folder's name alone, so a folder rebuilt in place
+    would otherwise return stale rows.
     """
-    known = schema.CONFIGS + schema.OPTIONAL_CONFIGS
-    if config not in known:
-        raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(known)}")
-    path = Path(dataset)
-    if path.exists():
-        shards = _local_shards(path, config)
-        try:
-            return datasets.load_dataset(
-                "parquet", data_files={schema.SPLIT: [str(s) for s in shards]}, split=schema.SPLIT,
-                features=_features(shards[0], config),
-            )
-        except DatasetGenerationError as err:
-            cause = err.__cause__ or err
-            raise DataError(f"{path / config}: its parquet shards could not be read ({type(cause).__name__}: "
-                            f"{str(cause).splitlines()[0][:300]}); rebuild the folder with `lgip build`") from None
-    _check_hub_id(dataset)
+    return load_shards(config_files(dataset, config), config)
+
+
+def load_shards(shards: list[Path], config: str) -> datasets.Dataset:
+    """The ``test`` split of ``config`` from its parquet ``shards`` (memory-mapped, not copied)."""
     try:
-        return datasets.load_dataset(str(dataset), config, split=schema.SPLIT)
-    except Exception as err:  # the Hub client raises many types; name the input and the cause
-        raise DataError(f"could not load config {config!r} of Hub dataset {dataset!r}: {err}") from err
+        return datasets.load_dataset("parquet", data_files={schema.SPLIT: [str(s) for s in shards]},
+                                     split=schema.SPLIT, features=_features(shards[0], config))
+    except DatasetGenerationError as err:
+        cause = err.__cause__ or err
+        raise DataError(f"{shards[0].parent}: its parquet shards could not be read ({type(cause).__name__}: "
+                        f"{str(cause).splitlines()[0][:300]}); rebuild the folder with `lgip build`") from None
+
+
+class DatasetFiles:
+    """An LGIP dataset resolved once for a run, so nothing on the way reads a fact twice: each config's
+    shards found and checked when first asked for (:func:`config_files`), a config's fingerprint hashed
+    once, the build record read once, and a stamp of a config's shards (name, size, times, inode) that
+    tells cheaply whether they were rewritten since."""
+
+    def __init__(self, dataset: str | Path):
+        self.dataset = dataset
+        self._shards: dict[str, list[Path]] = {}
+        self._fingerprints: dict[str, str] = {}
+        self._build_info: dict | None = None
+
+    def shards(self, config: str) -> list[Path]:
+        """The parquet shards of ``config`` (DataError naming the dataset and config when it has none)."""
+        if config not in self._shards:
+            self._shards[config] = config_files(self.dataset, config)
+        return self._shards[config]
+
+    def has(self, config: str) -> bool:
+        """Whether the dataset holds ``config`` (the optional configs are written only when not empty)."""
+        try:
+            self.shards(config)
+        except DataError:
+            return False
+        return True
+
+    def load(self, config: str) -> datasets.Dataset:
+        """The ``test`` split of ``config`` (:func:`load_shards`)."""
+        return load_shards(self.shards(config), config)
+
+    def fingerprint(self, config: str = schema.PAIRS) -> str:
+        """A content hash of ``config``'s shards (:func:`shards_fingerprint`), computed once."""
+        if config not in self._fingerprints:
+            self._fingerprints[config] = shards_fingerprint(self.shards(config))
+        return self._fingerprints[config]
+
+    def stamp(self, config: str) -> tuple:
+        """What the files of ``config``'s folder are now: equal stamps, unchanged shards."""
+        folder = self.shards(config)[0].parent
+        return tuple((p.name, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino)
+                     for p in sorted(folder.glob("*.parquet")) for s in [p.stat()])
+
+    def build_info(self) -> dict:
+        """The build record (:func:`build_info`), read once."""
+        if self._build_info is None:
+            self._build_info = build_info(self.dataset)
+        return self._build_info
 
 
 def _features(shard: Path, config: str) -> datasets.Features:
@@ -54,6 +96,9 @@ def _features(shard: Path, config: str) -> datasets.Features:
 def config_files(dataset: str | Path, config: str) -> list[Path]:
     """The parquet shards of ``config``, checked by their footers: a built folder's own, or a Hub
     dataset's downloaded (``huggingface_hub``'s cache) to be read in pieces rather than loaded whole."""
+    known = schema.CONFIGS + schema.OPTIONAL_CONFIGS
+    if config not in known:
+        raise DataError(f"unknown config {config!r}: an LGIP dataset has {', '.join(known)}")
     path = Path(dataset)
     if path.exists():
         return _local_shards(path, config)
@@ -101,13 +146,14 @@ def build_info(dataset: str | Path) -> dict:
 
 
 def fingerprint(dataset: str | Path, config: str = schema.PAIRS) -> str:
-    """A content hash of a config's parquet shards (local folder) or the loaded table (Hub id)."""
-    path = Path(dataset)
+    """A content hash of a config's parquet shards (a Hub dataset's downloaded ones)."""
+    return shards_fingerprint(config_files(dataset, config))
+
+
+def shards_fingerprint(shards: list[Path]) -> str:
+    """The first 16 hex digits of SHA-256 over each shard's name and SHA-256."""
     digest = hashlib.sha256()
-    if path.exists():
-        for shard in sorted((path / config).glob("*.parquet")):
-            digest.update(shard.name.encode())
-            digest.update(hashlib.sha256(shard.read_bytes()).digest())
-    else:
-        digest.update(load_config(dataset, config)._fingerprint.encode())
+    for shard in shards:
+        digest.update(shard.name.encode())
+        digest.update(hashlib.sha256(shard.read_bytes()).digest())
     return digest.hexdigest()[:16]

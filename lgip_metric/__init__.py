@@ -9,9 +9,12 @@ imports), so ``evaluate.load(str(METRIC_PATH))`` works from any directory once l
 import importlib
 from pathlib import Path
 
+from lgip_metric import moved
+
 METRIC_PATH = Path(__file__).resolve().parent
-_API = {"score": "api", "evaluate_model": "api", "write_report": "api", "Results": "results",
-        "load_results": "results", "Provenance": "provenance"}
+_API = {"score": "api", "evaluate_model": "api", "write_report": "api", "Results": "results.record",
+        "load_results": "results.record", "Provenance": "results.provenance"}
+moved.install()  # modules that moved into sub-packages in 0.2.0 still import by their old names
 
 __all__ = ["METRIC_PATH", *_API]
 

@@ -2,10 +2,10 @@
 
 These three functions are what ``lgip score``, ``lgip evaluate``, the Space's Run tab and the
 benchmarks call. They hand objects along in memory and write each file once:
-:func:`score` returns the engine's :class:`~lgip_metric.engine.ScoreRun` (score table and
-:class:`~lgip_metric.provenance.Provenance` in memory), :func:`evaluate_model` computes the
+:func:`score` returns the engine's :class:`~lgip_metric.scoring.engine.ScoreRun` (score table and
+:class:`~lgip_metric.results.provenance.Provenance` in memory), :func:`evaluate_model` computes the
 statistics, blind baselines and group scores from that table and returns
-:class:`~lgip_metric.results.Results` carrying it, and :func:`write_report` reads the scores from
+:class:`~lgip_metric.results.record.Results` carrying it, and :func:`write_report` reads the scores from
 those Results instead of from disk. Under ``torchrun`` every rank calls the same function; the
 ranks other than 0 get None (rank 0 writes and returns).
 """
@@ -18,10 +18,11 @@ from typing import Sequence
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_metric import results as results_file
-from lgip_metric import score_table, stats
-from lgip_metric.output_lock import claimed_output
-from lgip_metric.results import Results
+from lgip_metric.results import record as results_file
+from lgip_metric import stats
+from lgip_metric.statistics import score_table
+from lgip_metric.results.run_folder import claimed_output
+from lgip_metric.results.record import Results
 
 
 def is_main_rank() -> bool:
@@ -36,11 +37,11 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
     """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``.
 
     Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there and
-    returns the :class:`~lgip_metric.engine.ScoreRun`: paths, ``provenance`` and the score table
-    (``frame``). Options are those of ``lgip score`` (see :func:`lgip_metric.engine.score_dataset`).
+    returns the :class:`~lgip_metric.scoring.engine.ScoreRun`: paths, ``provenance`` and the score table
+    (``frame``). Options are those of ``lgip score`` (see :func:`lgip_metric.scoring.engine.score_dataset`).
     """
     from lgip_dataset import SAMPLE_DIR
-    from lgip_metric.engine import score_dataset
+    from lgip_metric.scoring.engine import score_dataset
 
     with claimed_output(out, lock=is_main_rank()):
         return score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
@@ -77,10 +78,10 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
 
 def _results(scored, out: str | Path, *, bootstrap: int, seed: int, confidence: float, pair_level: bool,
              extra_types: Sequence[str], **settings) -> Results:
-    """The statistics, blind baselines and group scores of a :class:`~lgip_metric.engine.ScoreRun`'s
+    """The statistics, blind baselines and group scores of a :class:`~lgip_metric.scoring.engine.ScoreRun`'s
     table, written to ``out``'s results.json (``settings``: the scoring options to record)."""
-    from lgip_metric.blind import blind_report
-    from lgip_metric.groups import group_scores
+    from lgip_metric.statistics.blind import blind_report
+    from lgip_metric.statistics.groups import group_scores
 
     options = dict(bootstrap=bootstrap, seed=seed, confidence=confidence, pair_level=pair_level)
     extra = {"extra_types": sorted(extra_types)} if extra_types else {}

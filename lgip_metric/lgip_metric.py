@@ -64,6 +64,15 @@ from .about import CITATION, CODEBASE_URLS, HOMEPAGE, LICENSE
 from .stats import lgip_statistics, score_array
 from .variant_types import VARIANT_TYPES
 
+# ``evaluate`` copies only the files this module imports itself, so every file the statistics are
+# made of is named here (a loaded copy runs on the Hub without the lgip package). No comment may
+# follow a relative import: ``evaluate`` would read it as the address to download the file from.
+from .stats_bootstrap import resample_images
+from .stats_inputs import LGIPInputError
+from .stats_paired import compare
+from .stats_result import check_options
+from .stats_sums import summarize
+
 _DESCRIPTION = __doc__.split("\nExamples:")[0]
 
 def _type_names(kind: str) -> str:

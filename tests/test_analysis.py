@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from lgip_metric.analysis import association_tests, clustered_p, features
+from lgip_metric.statistics.analysis import association_tests, clustered_p, features
 
 
 def bh_by_hand(p):

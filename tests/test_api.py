@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_metric import api
-from lgip_metric.provenance import Provenance
-from lgip_metric.results import load_results
+from lgip_metric.results.provenance import Provenance
+from lgip_metric.results.record import load_results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,7 +66,8 @@ def test_score_returns_the_table_and_the_provenance_it_wrote(tmp_path):
 
 
 def test_a_score_table_with_an_undeclared_type_is_refused_unless_named(tmp_path):
-    from lgip_metric import score_table, stats
+    from lgip_metric import stats
+    from lgip_metric.statistics import score_table
 
     frame = pd.DataFrame({"s_original": [0.3, 0.3, 0.2], "s_variant": [0.29, 0.1, 0.25],
                           "kind": ["paraphrase", "flip", "flip"], "type": ["template", "my_flip", "object"],

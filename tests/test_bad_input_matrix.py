@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset import schema
-from lgip_metric.output_lock import lock_folder
+from lgip_metric.results.run_folder import lock_folder
 from helpers.paths import REPO
 from helpers.reliability import coco_annotations, jpeg, png16_gray, run_cli, write_coco
 

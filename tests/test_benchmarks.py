@@ -73,7 +73,7 @@ def test_blind_judging_draws_per_type_and_tallies_a_judged_file(tmp_path):
     import json
 
     from lgip_dataset import SAMPLE_DIR
-    from lgip_metric.audit_extended import read_judged
+    from lgip_metric.audit.extended import read_judged
 
     sheet, key = tmp_path / "sheet.md", tmp_path / "key.json"
     _run("blind_judging.py", "draw", str(SAMPLE_DIR), "--n", "3", "--types", "object,color", "--per-type",

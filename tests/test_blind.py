@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from lgip_dataset.ngram import BigramKN, words
-from lgip_metric import blind
-from lgip_metric.trigram import TrigramKN
+from lgip_metric.statistics import blind
+from lgip_metric.statistics.trigram import TrigramKN
 
 
 def test_kneser_ney_bigram_matches_a_hand_computation():

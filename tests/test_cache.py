@@ -13,8 +13,8 @@ import pytest
 
 from lgip_dataset.atomic import atomic_path
 from lgip_dataset.errors import LGIPError
-from lgip_metric.cache import CacheError, EmbeddingCache, content_key
-from lgip_metric.engine import SCORES_FILE, score_dataset
+from lgip_metric.scoring.cache import CacheError, EmbeddingCache, content_key
+from lgip_metric.scoring.engine import SCORES_FILE, score_dataset
 from lgip_metric.models.openclip_backend import OpenClipEncoder
 from lgip_metric.testing import make_tiny_dataset, same_scores, straightforward_scores
 
@@ -23,8 +23,8 @@ SMALL = dict(batch_size=4, cache_chunk_rows=4, num_workers=0, progress=False)
 
 KILL_AFTER_CHUNKS = """
 import os, signal, sys
-from lgip_metric import cache
-from lgip_metric.engine import score_dataset
+from lgip_metric.scoring import cache
+from lgip_metric.scoring.engine import score_dataset
 
 write_chunk, written = cache.EmbeddingCache.write_chunk, []
 

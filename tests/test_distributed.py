@@ -8,7 +8,7 @@ import uuid
 
 import pandas as pd
 
-from lgip_metric.engine import score_dataset
+from lgip_metric.scoring.engine import score_dataset
 from lgip_metric.testing import make_tiny_dataset, same_scores, straightforward_scores
 
 MODEL = "random:tiny-clip"

@@ -18,10 +18,11 @@ from PIL import Image
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError, LGIPError
-from lgip_metric.engine import score_dataset
+from lgip_metric.scoring.engine import score_dataset
 from lgip_dataset import SAMPLE_DIR
-from lgip_metric import engine, join as join_module
-from lgip_metric.join import ScoreJoin
+from lgip_metric.scoring import engine
+from lgip_metric.scoring import join as join_module
+from lgip_metric.scoring.join import ScoreJoin
 from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip, same_scores, straightforward_scores
 
 
@@ -207,7 +208,7 @@ def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
 
 def test_decode_refuses_bombs_and_empty_cells():
     from lgip_dataset.images import ImageError
-    from lgip_metric.image_data import cell_image
+    from lgip_metric.scoring.image_data import cell_image
 
     buffer = io.BytesIO()
     Image.new("1", (10_000, 10_000)).save(buffer, format="PNG")  # 100 M pixels in a few KB
@@ -270,7 +271,7 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
     import pickle
 
     from lgip_metric.models import load_model
-    from lgip_metric.texts import _BatchInputs, _LengthChunks
+    from lgip_metric.scoring.texts import _BatchInputs, _LengthChunks
 
     encoder = load_model({"openclip": openclip_model, "siglip": siglip_model}[which])
     travelled = pickle.loads(pickle.dumps(encoder))
@@ -284,7 +285,7 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
 
 
 def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
-    from lgip_metric.join import Behind
+    from lgip_metric.scoring.join import Behind
 
     seen = []
     with Behind(depth=2) as behind:

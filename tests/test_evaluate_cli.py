@@ -9,7 +9,9 @@ import pytest
 
 from lgip_dataset import SAMPLE_DIR, __version__
 from helpers.models import other_tiny_model
-from lgip_metric import results, score_table, stats
+from lgip_metric import stats
+from lgip_metric.results import record as results
+from lgip_metric.statistics import score_table
 from lgip_metric.cli import main as lgip
 
 LIMIT = "400"  # the first sample rows: every kind and several images, seconds on a CPU

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from helpers.groups import loop_scores
 
-from lgip_metric.groups import group_outcomes, group_scores
+from lgip_metric.statistics.groups import group_outcomes, group_scores
 
 
 def test_group_scores_match_a_loop_with_ties_failing():

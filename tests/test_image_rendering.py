@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from lgip_dataset.images import WIDE_MODES, decode_image, rendered, stored_image
-from lgip_metric.image_data import cell_image
+from lgip_metric.scoring.image_data import cell_image
 from helpers.reliability import coco_annotations, jpeg, run_cli, write_coco
 
 RAMP = np.linspace(0.0, 1.0, 24 * 16).reshape(16, 24)  # every pixel different: a shift or a clip shows

@@ -6,7 +6,7 @@ The killed run is a subprocess that sends itself SIGKILL just before its N-th ``
 rerun run in-process (cheap: no second import of torch). The default run tries a few points;
 ``HYPOTHESIS_PROFILE=fuzz pytest -m fuzz tests/test_kill_resume.py`` tries every one.
 
-What "the same" means: every file byte for byte, except the fields ``lgip_metric.results.VOLATILE``
+What "the same" means: every file byte for byte, except the fields ``lgip_metric.results.record.VOLATILE``
 names in ``results.json``/``provenance.json`` (when they were written, how long each step took,
 how many embeddings came from the cache), which are compared with those fields removed. The
 embedding cache is not an output: a killed run may leave a temporary chunk file there, which a
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from lgip_metric.results import without_volatile
+from lgip_metric.results.record import without_volatile
 from helpers.reliability import counting_replaces, folder_hashes, run_cli, run_killed, write_coco
 
 MODEL = "random:tiny-clip"

@@ -16,7 +16,8 @@ import evaluate
 import pytest
 
 from lgip_metric import lgip_metric as module
-from lgip_metric import reference, stats
+from lgip_metric import stats
+from lgip_metric.statistics import reference
 from helpers.stats_rows import FIELDS, random_rows
 
 REPO = Path(__file__).resolve().parents[1]

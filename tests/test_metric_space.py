@@ -116,7 +116,8 @@ def test_the_app_runs_in_the_hub_layout(tmp_path, monkeypatch):
     """On the Hub the module script is named after the Space (evaluate fetches NAME.py)."""
     space = tmp_path / "app"
     space.mkdir()
-    for name in ("app.py", "stats.py", "about.py", "variant_types.py", "README.md", "requirements.txt"):
+    statistics = [p.name for p in METRIC_DIR.glob("stats*.py")]  # the statistics and each of their files
+    for name in ("app.py", *statistics, "about.py", "variant_types.py", "README.md", "requirements.txt"):
         shutil.copy(METRIC_DIR / name, space / name)
     shutil.copy(METRIC_DIR / "lgip_metric.py", space / "lgip.py")
     monkeypatch.setenv("SPACE_ID", "someone/lgip")

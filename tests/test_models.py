@@ -13,11 +13,11 @@ from open_clip.pretrained import get_pretrained_cfg
 from PIL import Image
 
 from lgip_dataset.errors import LGIPError
-from lgip_metric import reference
+from lgip_metric.statistics import reference
 from lgip_metric.models import PAPER_MODELS, REGISTRY, ModelError, ModelSpec, load_model, resolve_model
 from lgip_metric.models import openclip_backend
 from lgip_metric.testing import make_tiny_hf_clip, make_tiny_openclip, make_tiny_siglip
-from lgip_metric.texts import length_batches
+from lgip_metric.scoring.texts import length_batches
 
 TEXTS = [
     "a dog",

@@ -1,4 +1,4 @@
-"""The lock that guards ``--out`` (``lgip_metric.output_lock``): one writer at a time across processes, and
+"""The lock that guards ``--out`` (``lgip_metric.results.run_folder``): one writer at a time across processes, and
 no file of its own left in the run folder after success, failure, SIGINT or ``kill -9``."""
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pytest
 
 from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.errors import LGIPError
-from lgip_metric.output_lock import LEGACY_LOCK_FILE, claimed_output, lock_folder
+from lgip_metric.results.run_folder import LEGACY_LOCK_FILE, claimed_output, lock_folder
 from helpers.paths import REPO
 from helpers.reliability import run_cli
 
 HOLDER = """
 import os, signal, sys, time
-from lgip_metric.output_lock import claimed_output
+from lgip_metric.results.run_folder import claimed_output
 with claimed_output(sys.argv[1]):
     print("held", flush=True)
     if sys.argv[2] == "sigint":

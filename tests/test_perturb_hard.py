@@ -240,8 +240,8 @@ def test_text_alone_sits_near_chance_on_the_hard_flips_of_the_embedded_sample():
 
     from lgip_dataset import SAMPLE_DIR
     from lgip_dataset.hub_io import load_config
-    from lgip_metric import blind
-    from lgip_metric.trigram import TrigramKN
+    from lgip_metric.statistics import blind
+    from lgip_metric.statistics.trigram import TrigramKN
 
     captions = load_config(SAMPLE_DIR, "captions").to_pandas()
     pairs = list(zip(captions["image_id"], captions["caption"], captions["caption_id"]))

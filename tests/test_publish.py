@@ -18,6 +18,7 @@ from huggingface_hub import HfApi, SpaceCard
 from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS
 
 from lgip_dataset import SAMPLE_DIR, schema
+from lgip_metric import METRIC_PATH
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "builders"))
@@ -70,10 +71,12 @@ def test_dry_run_lists_exactly_what_the_upload_sends(capsys):
         f"{c}/{p.name}" for c in (*schema.CONFIGS, *schema.OPTIONAL_CONFIGS) for p in (SAMPLE_DIR / c).glob("*.parquet"))}
     assert "plausibility/test-00000-of-00001.parquet" in dataset  # the sample carries its hard flips' figures
     metric = listed(out, "metric")
-    assert set(metric) == {"README.md", "app.py", "requirements.txt", "lgip.py", "stats.py", "about.py", "variant_types.py"}  # named after the repo
+    statistics = {p.name for p in METRIC_PATH.glob("stats*.py")}  # the statistics and each of their files
+    assert set(metric) == {"README.md", "app.py", "requirements.txt", "lgip.py", "about.py", "variant_types.py",
+                           *statistics} and len(statistics) > 1  # the module named after the repo
     space = listed(out, "space")
     assert {"app.py", "README.md", "requirements.txt", "lgip_space/probe.py", "lgip_dataset/perturb/perturber.py",
-            "lgip_metric/engine.py", "lgip_dataset/sample/images/test-00000-of-00001.parquet"} <= set(space)
+            "lgip_metric/scoring/engine.py", "lgip_dataset/sample/images/test-00000-of-00001.parquet"} <= set(space)
     assert not any("__pycache__" in p or p.endswith(".pyc") or "/." in p or p.startswith(".") for p in space)
     assert "models = the 9 registry Hub ids" in out and "evaluate.load loads the staged lgip.py" in out
     assert out.count("python_version = 3.11") == 2  # the metric Space and the demo Space both name it
@@ -162,9 +165,9 @@ def space_copy(tmp_path):
 
 
 def test_refuses_random_weight_results_in_the_space(space_copy, tmp_path, capsys):
-    from lgip_metric.engine import score_dataset
-    from lgip_metric.results import build_results, write_results
-    from lgip_metric.score_table import statistics
+    from lgip_metric.scoring.engine import score_dataset
+    from lgip_metric.results.record import build_results, write_results
+    from lgip_metric.statistics.score_table import statistics
 
     scored = score_dataset("tiny-clip", SAMPLE_DIR, tmp_path / "run", limit=60, cache_dir="none", progress=False,
                            num_workers=0)

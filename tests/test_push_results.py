@@ -12,7 +12,7 @@ from huggingface_hub import EvalResult, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from lgip_metric.cli import main as lgip
-from lgip_metric.results import load_results
+from lgip_metric.results.record import load_results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "results-v1"
 DATASET = ["--dataset-id", "org/lgip"]

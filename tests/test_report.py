@@ -14,9 +14,12 @@ import pytest
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_metric import reference, results, score_table, stats
+from lgip_metric import stats
+from lgip_metric.statistics import reference
+from lgip_metric.results import record as results
+from lgip_metric.statistics import score_table
 from lgip_metric.cli import main as lgip
-from lgip_metric.provenance import Provenance
+from lgip_metric.results.provenance import Provenance
 from lgip_metric.report import hard as hard_report
 from lgip_metric.report import plots, report_from_files, write_report
 
@@ -231,7 +234,7 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     each followed by the blind bigram and trigram rows, and report.md includes it after Table 1."""
     import pandas as pd
 
-    from lgip_metric import blind
+    from lgip_metric.statistics import blind
 
     monkeypatch.setitem(TYPES, "hard_object", "flip")
     monkeypatch.setitem(TYPES, "hard_color", "flip")

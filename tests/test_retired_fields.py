@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from lgip_dataset import SAMPLE_DIR, hub_io, schema
-from lgip_metric.engine import score_dataset
+from lgip_metric.scoring.engine import score_dataset
 
 ROWS = 40
 

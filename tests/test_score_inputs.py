@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lgip_dataset.errors import DataError
-from lgip_metric.score_inputs import unique_texts
+from lgip_metric.scoring.score_inputs import unique_texts
 
 # Few letters (so texts repeat and collide after normalisation), with accents, CJK and astral code points.
 texts = st.text(alphabet=st.sampled_from("aAbB é\u00c9\u4e2d\U0001f600.\u00df"), max_size=6)

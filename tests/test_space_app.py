@@ -23,9 +23,10 @@ from PIL import Image
 from lgip_dataset import schema
 from lgip_dataset.hub_io import load_config
 from lgip_dataset.perturb import Perturber
-from lgip_metric import reference, stats
-from lgip_metric.engine import score_dataset
-from lgip_metric.results import load_results
+from lgip_metric import stats
+from lgip_metric.statistics import reference
+from lgip_metric.scoring.engine import score_dataset
+from lgip_metric.results.record import load_results
 from helpers.space import SPACE_DIR, TINY, import_space_app, space  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow

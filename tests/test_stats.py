@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from lgip_metric import stats
+from lgip_metric import stats, stats_bootstrap, stats_inputs
 from lgip_metric.stats import LGIPInputError
 from helpers.stats_rows import FIELDS, FLIP_TYPES, random_rows
 
@@ -163,7 +163,7 @@ def test_cells_of_contiguous_base_pairs_equal_the_sorted_cells(seed):
     per_pair = rng.integers(1, 9, n_pairs)
     pair = np.repeat(rng.permutation(n_pairs), per_pair)
     stratum = rng.integers(0, n_strata, pair.size)
-    cell, cell_pair, cell_stratum = stats._cells(pair, stratum, n_pairs, n_strata)
+    cell, cell_pair, cell_stratum = stats_inputs.cells(pair, stratum, n_pairs, n_strata)
     keys, expected = np.unique(pair * n_strata + stratum, return_inverse=True)
     assert cell.tolist() == expected.tolist()
     assert cell_pair.tolist() == (keys // n_strata).tolist()
@@ -274,8 +274,8 @@ def test_a_label_that_is_not_a_string_is_refused_with_its_row(label):
 def test_multiplicities_count_the_images_of_each_resample(monkeypatch, n_images, n_resamples, chunk_cells):
     """The worker thread's multiplicities, chunk after chunk, count exactly the images that
     ``resample_images`` draws (also when the chunks are many, filling both buffers in turn)."""
-    monkeypatch.setattr(stats, "_CHUNK_CELLS", chunk_cells)
-    chunks = [weights.copy() for weights in stats._multiplicities(n_images, n_resamples, seed=3)]
+    monkeypatch.setattr(stats_bootstrap, "_CHUNK_CELLS", chunk_cells)
+    chunks = [weights.copy() for weights in stats_bootstrap.multiplicities(n_images, n_resamples, seed=3)]
     index = np.concatenate(list(stats.resample_images(n_images, n_resamples, 3)))
     expected = np.stack([np.bincount(row, minlength=n_images) for row in index]).astype(np.float64)
     assert np.array_equal(np.concatenate(chunks), expected)
@@ -289,9 +289,9 @@ def test_packed_counts_give_the_exact_resampled_sums():
     n_images = 50
     counts = np.stack([rng.integers(0, 6, n_images), rng.integers(0, 1000, n_images), np.zeros(n_images, int),
                        rng.integers(0, 2**45, n_images), rng.integers(0, 3, n_images)], axis=1)
-    packed, unpack = stats._packed_counts(counts.astype(np.float64), n_images)
+    packed, unpack = stats_bootstrap.packed_counts(counts.astype(np.float64), n_images)
     assert packed.shape[1] < counts.shape[1]
-    weights = np.concatenate(list(stats._multiplicities(n_images, 300, seed=1)))
+    weights = np.concatenate(list(stats_bootstrap.multiplicities(n_images, 300, seed=1)))
     exact = weights.astype(np.int64) @ counts  # integer arithmetic: the reference
     assert np.array_equal(unpack(weights @ packed), exact.astype(np.float64))
     assert (exact < 2**53).all()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from lgip_metric.analysis import MIN_SUPPORT
+    from lgip_metric.statistics.analysis import MIN_SUPPORT
 
     parser.add_argument("source", metavar="RESULTS_DIR_OR_SCORES",
                         help="a folder with results.json (from `lgip evaluate`) or a scores.parquet")
@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _locate(source: str, dataset: str | None) -> tuple[Path, str, str]:
     """(scores.parquet, dataset for the spans, model label) of a results folder/file or a score file."""
     from lgip_dataset.errors import DataError
-    from lgip_metric.engine import PROVENANCE_FILE
-    from lgip_metric.provenance import model_label
-    from lgip_metric.results import load_results
+    from lgip_metric.scoring.engine import PROVENANCE_FILE
+    from lgip_metric.results.provenance import model_label
+    from lgip_metric.results.record import load_results
 
     path = Path(source)
     if path.suffix == ".parquet":
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from lgip_dataset import hub_io, schema
     from lgip_dataset.atomic import atomic_write_text
     from lgip_dataset.errors import DataError
-    from lgip_metric.analysis import association_tests, features
+    from lgip_metric.statistics.analysis import association_tests, features
     from lgip_metric.report.analysis_plots import plot_effects, plot_outcomes
     from lgip_metric.report.tables import markdown, to_csv
 

@@ -6,7 +6,7 @@ and optionally type), and prints per type and headline block the held-out accura
 text-only adversaries (word and character n-gram logistic regressions cross-fitted by image), the
 cross-fitted n-gram LMs' PR and the words the negatives remove or add most unevenly
 (:mod:`lgip_metric.audit`). ``--untrained MODELS --images DIR`` adds the PR of those models built with
-random weights on the pairs whose images are in DIR. For the extended families (:mod:`lgip_metric.audit_extended`)
+random weights on the pairs whose images are in DIR. For the extended families (:mod:`lgip_metric.audit.extended`)
 ``--beside sugarcrepe DIR`` audits the matching SugarCrepe subsets the same way and ``--judged FILE`` adds a
 blind judge's labels; both go into an "Extended probes" section. ``--json`` writes every figure with
 provenance.
@@ -123,14 +123,14 @@ def run(args: argparse.Namespace) -> int:
     from lgip_dataset.errors import DataError
     from lgip_metric import audit
     from lgip_dataset.perturb.registry import PEER_TYPES
-    from lgip_metric.results import git_hash
+    from lgip_metric.results.record import git_hash
 
     audit.check_learners(args.learners)
     if args.bootstrap < 0:
         raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
     if args.images is not None and args.untrained is None:
         raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
-    from lgip_metric import audit_extended
+    from lgip_metric.audit import extended as audit_extended
 
     source = _source(args)
     rows = audit.flip_rows(source.frame, types=args.types, where=source.name)  # checked before the learners

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lgip_metric import api, stats
-    from lgip_metric.output_lock import claimed_output
+    from lgip_metric.results.run_folder import claimed_output
 
     with claimed_output(args.out, lock=api.is_main_rank()):  # held until the report is written
         results = api.evaluate_model(

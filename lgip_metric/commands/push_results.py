@@ -40,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     from lgip_dataset.errors import DataError
-    from lgip_metric.model_index import eval_results, local_card, merge, model_index_yaml
-    from lgip_metric.results import load_results
+    from lgip_metric.results.model_index import eval_results, local_card, merge, model_index_yaml
+    from lgip_metric.results.record import load_results
 
     results = load_results(args.results)
     entries = eval_results(results, _dataset_id(results, args.dataset_id))

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lgip_metric.output_lock import claimed_output
+    from lgip_metric.results.run_folder import claimed_output
     from lgip_metric.report import report_from_files
 
     with claimed_output(args.out):

@@ -22,9 +22,10 @@ from pathlib import Path
 
 
 from lgip_dataset.atomic import atomic_write_text
-from lgip_metric import score_table, stats
+from lgip_metric import stats
+from lgip_metric.statistics import score_table
 from lgip_metric.report import hard, plots, probes, qualitative, tables
-from lgip_metric.results import Results, load_comparable, with_scores
+from lgip_metric.results.record import Results, load_comparable, with_scores
 
 QUALITATIVE_TOP = 12
 

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
 
-from lgip_metric.analysis import OUTCOMES  # noqa: E402
+from lgip_metric.statistics.analysis import OUTCOMES  # noqa: E402
 from lgip_dataset.atomic import atomic_path  # noqa: E402
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from lgip_metric import stats
 from lgip_metric.report.tables import markdown, number
-from lgip_metric.results import Results
+from lgip_metric.results.record import Results
 
 PAPER_BLOCK, HARD_BLOCK = "paper flips (Table 1)", "hard flips"
 SCORERS = {"lm": "blind: bigram KN LM", "trigram": "blind: trigram KN LM"}  # keys of results.json "blind"

@@ -10,10 +10,10 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
-from lgip_metric import reference  # noqa: E402
+from lgip_metric.statistics import reference  # noqa: E402
 from lgip_dataset.atomic import atomic_path  # noqa: E402
-from lgip_metric.provenance import RANDOM_MARK  # noqa: E402
-from lgip_metric.results import Results  # noqa: E402
+from lgip_metric.results.provenance import RANDOM_MARK  # noqa: E402
+from lgip_metric.results.record import Results  # noqa: E402
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:

@@ -5,9 +5,11 @@ report shows exactly what the dataset held.
 """
 from __future__ import annotations
 
-from lgip_metric import blind, groups, stats
+from lgip_metric import stats
+from lgip_metric.statistics import blind
+from lgip_metric.statistics import groups
 from lgip_metric.report.tables import markdown, number, to_csv
-from lgip_metric.results import Results
+from lgip_metric.results.record import Results
 
 
 

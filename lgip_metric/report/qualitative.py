@@ -15,7 +15,7 @@ from lgip_dataset.image_cells import ImageCells
 from lgip_dataset.errors import LGIPError
 from lgip_dataset.images import ImageError, decode_image
 from lgip_metric.report.tables import markdown
-from lgip_metric.results import Results
+from lgip_metric.results.record import Results
 
 THUMBNAIL = 256
 SCORE_COLUMNS = ["row_id", "image_id", "type", "caption", "variant", "s_original", "s_variant"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 import csv
 import io
 
-from lgip_metric import reference, stats
-from lgip_metric.provenance import RANDOM_MARK
-from lgip_metric.results import Results
+from lgip_metric import stats
+from lgip_metric.statistics import reference
+from lgip_metric.results.provenance import RANDOM_MARK
+from lgip_metric.results.record import Results
 
 METRICS = ("E_inv", "E_sens", "PR")
 ARROWS = {"E_inv": "↓", "E_sens": "↑", "PR": "↑"}

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from lgip_metric import reference, stats
+from lgip_metric import stats
+from lgip_metric.statistics import reference
 from lgip_metric.report import hard, plots, tables
-from lgip_metric.results import Results, load_comparable
+from lgip_metric.results.record import Results, load_comparable
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 METRICS = ("E_inv", "E_sens", "PR")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lgip_metric import api
 from lgip_metric.commands.evaluate import headline as statistics_lines
-from lgip_metric.results import Results
+from lgip_metric.results.record import Results
 
 BATCH_SIZE = 32
 KEEP_RUNS_S = 3600

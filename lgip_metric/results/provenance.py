@@ -1,6 +1,6 @@
 """The provenance record of one scoring run: built once by the engine, carried by ``Results``.
 
-The engine makes one :class:`Provenance` per run (``lgip_metric.engine``); ``provenance.json`` is its
+The engine makes one :class:`Provenance` per run (``lgip_metric.scoring.engine``); ``provenance.json`` is its
 :meth:`Provenance.to_dict`, and ``results.json`` holds the same record under ``"provenance"`` with its
 ``model`` and ``dataset`` blocks (:meth:`Provenance.model_block`, :attr:`Provenance.dataset`) derived
 from it. Plain data: importing this module needs no torch.

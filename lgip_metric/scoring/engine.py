@@ -10,12 +10,12 @@ listed with their reason in ``provenance["counts"]["skipped_images"]``. When the
 ``groups_scores.parquet`` (``schema.GROUP_SCORE_COLUMNS``) holds each group's four similarities.
 
 Memory grows with the images and captions, not with every variant: the image embeddings are kept,
-the text embeddings stream through :class:`lgip_metric.join.ScoreJoin` (each scored as it arrives
+the text embeddings stream through :class:`lgip_metric.scoring.join.ScoreJoin` (each scored as it arrives
 and dropped once no row waits for it), token ids exist per batch only, and under torchrun ranks
 exchange the image embeddings, the caption embeddings other ranks' rows need and the per-row scores.
 The rows' memory-mapped table is let go while the texts stream and read again to be written, the
 score file is hashed as it is written rather than held, and blocks of 4 MiB and more are never carved
-from the C heap (:mod:`lgip_metric.heap`).
+from the C heap (:mod:`lgip_metric.scoring.heap`).
 """
 from __future__ import annotations
 
@@ -40,14 +40,14 @@ from tqdm.auto import tqdm
 from lgip_dataset import hub_io, schema
 from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.errors import LGIPError
-from lgip_metric import distributed, heap
-from lgip_metric.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
-from lgip_metric.image_data import ImageRows, image_loader
+from lgip_metric.scoring import distributed, heap
+from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
+from lgip_metric.scoring.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
-from lgip_metric.provenance import RANDOM_NOTE, Provenance
-from lgip_metric.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
-from lgip_metric.join import Behind, ScoreJoin
-from lgip_metric.texts import batch_inputs, length_batches, token_lengths
+from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
+from lgip_metric.scoring.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
+from lgip_metric.scoring.join import Behind, ScoreJoin
+from lgip_metric.scoring.texts import batch_inputs, length_batches, token_lengths
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
@@ -98,7 +98,7 @@ def score_dataset(
 ) -> ScoreRun:
     """Score every row of ``config`` of ``dataset`` with ``model``; write scores and provenance to ``out_dir``.
 
-    ``cache_dir`` defaults to :func:`lgip_metric.cache.default_cache_dir`; ``"none"`` disables the
+    ``cache_dir`` defaults to :func:`lgip_metric.scoring.cache.default_cache_dir`; ``"none"`` disables the
     cache (and with it resuming). ``limit`` scores only the first rows. Under ``torchrun`` every rank
     calls this; rank 0 writes the files and every rank returns the same :class:`ScoreRun`.
     """
@@ -130,7 +130,8 @@ class _Job:
     """One scoring run; methods are its steps, ``timing`` collects their durations."""
 
     def __init__(self, spec, dataset, out_dir, config, batch_size, ctx, show, started):
-        self.spec, self.dataset, self.out_dir, self.config = spec, dataset, out_dir, config
+        self.spec, self.out_dir, self.config = spec, out_dir, config
+        self.files = hub_io.DatasetFiles(dataset)  # each fact of the dataset read once (its fingerprint, build record)
         self.batch_size, self.ctx, self.show, self.started = batch_size, ctx, show, started
         self.timing: dict[str, float] = {}
         self.fingerprint: str | None = None  # the scored config's content hash, taken when its rows are first read
@@ -142,15 +143,16 @@ class _Job:
 
     def run(self, precision, device, cache_root, chunk_rows, limit, workers) -> ScoreRun:
         t = time.perf_counter()
-        rows = read_rows(self.dataset, self.config, limit)
-        groups = read_groups(self.dataset)
+        stamp = self.files.stamp(self.config)  # the shards as they are when first read: checked before writing
+        rows = read_rows(self.files, self.config, limit)
+        groups = read_groups(self.files)
         id_columns = [rows.column("image_id")]
         id_columns += [groups.column(c) for c in GROUP_IMAGES] if groups is not None else []
         all_idx, image_ids = pd.factorize(pd.Series(np.concatenate([c.to_numpy() for c in id_columns])), sort=True)
         image_ids = image_ids.to_numpy()
         image_idx, *group_image_idx = np.split(all_idx, np.cumsum([len(c) for c in id_columns])[:-1])
-        image_source, positions = image_positions(self.dataset, image_ids)
-        self.fingerprint = hub_io.fingerprint(self.dataset, self.config)
+        image_source, positions = image_positions(self.files, image_ids)
+        self.fingerprint = self.files.fingerprint(self.config)
         t = self._tick("load_data", t)
 
         encoder = load_model(self.spec, device=device, precision=precision)
@@ -195,9 +197,9 @@ class _Job:
             {"image_id": int(image_ids[i]), "reason": reason, "rows": int((image_idx == i).sum())}
             for i, reason in sorted(failed.items())
         ]
-        rows = read_rows(self.dataset, self.config, limit)
-        if hub_io.fingerprint(self.dataset, self.config) != self.fingerprint:
-            raise LGIPError(f"config {self.config!r} of {self.dataset} changed while it was scored; score it again")
+        rows = read_rows(self.files, self.config, limit)
+        if self.files.stamp(self.config) != stamp:
+            raise LGIPError(f"config {self.config!r} of {self.files.dataset} changed while it was scored; score it again")
         counts = {
             "rows": rows.num_rows,
             "scored_rows": int(keep.sum()),
@@ -266,8 +268,8 @@ class _Job:
                      workers: int):
         """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0),
         streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in length-sorted
-        batches (each rank its share), through a :class:`~lgip_metric.join.ScoreJoin` that keeps a text
-        only while a row waits for it, in a thread beside the model (:class:`~lgip_metric.join.Behind`).
+        batches (each rank its share), through a :class:`~lgip_metric.scoring.join.ScoreJoin` that keeps a text
+        only while a row waits for it, in a thread beside the model (:class:`~lgip_metric.scoring.join.Behind`).
         ``workers`` DataLoader processes tokenise. Under torchrun a rank scores the image columns of its own texts
         and the ``t_sim`` of rows whose variant it owns; the caption embeddings those rows need travel
         at the end of each round of batches."""
@@ -350,7 +352,7 @@ class _Job:
         return out
 
     def _provenance(self, encoder: Encoder, cache, counts: dict, digests: dict[str, str]) -> Provenance:
-        spec, info = self.spec, hub_io.build_info(self.dataset)
+        spec, info = self.spec, self.files.build_info()
         encoder_record = encoder.provenance()
         record = {
             "model": spec.name,
@@ -369,7 +371,7 @@ class _Job:
             **({"model_type": encoder_record["model_type"]} if "model_type" in encoder_record else {}),
             "libraries": {**encoder_record["libraries"], "datasets": datasets.__version__, "numpy": np.__version__},
             "dataset": {
-                "source": str(self.dataset),
+                "source": str(self.files.dataset),
                 "config": self.config,
                 "fingerprint": self.fingerprint,
                 "seed": info.get("seed"),

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from lgip_metric.image_data import PREFETCH_BATCHES
+from lgip_metric.scoring.image_data import PREFETCH_BATCHES
 from lgip_metric.models.base import Batch, Encoder
 
 TOKENIZE_CHUNK = 4096

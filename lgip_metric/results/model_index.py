@@ -13,7 +13,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from lgip_dataset import schema
 from lgip_metric.about import HOMEPAGE
-from lgip_metric.results import Results
+from lgip_metric.results.record import Results
 
 TASK_TYPE = "zero-shot-image-classification"  # the Hub task of CLIP-style image-text models
 TASK_NAME = "Image-text matching under caption paraphrases and flips (LGIP)"

@@ -8,17 +8,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lgip_dataset import hub_io, schema
+from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_metric.cache import content_key
+from lgip_dataset.hub_io import DatasetFiles
 from lgip_dataset.image_cells import ImageCells
+from lgip_metric.scoring.cache import content_key
 
 ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in schema.SCORE_VALUES)
 
 
-def read_rows(dataset, config: str, limit: int | None) -> pa.Table:
-    """The row columns of ``config`` as an Arrow table (first ``limit`` rows when given)."""
-    rows = hub_io.load_config(dataset, config)
+def read_rows(files: DatasetFiles, config: str, limit: int | None) -> pa.Table:
+    """The row columns of ``config`` of the dataset ``files`` as an Arrow table (first ``limit`` rows when given)."""
+    rows = files.load(config)
+    dataset = files.dataset
     missing = [c for c in ROW_COLUMNS if c not in rows.column_names]
     if missing:
         raise DataError(f"config {config!r} of {dataset} lacks the columns {missing}; score the 'pairs' config")
@@ -46,14 +48,10 @@ GROUP_TEXTS = ("caption_a", "caption_b")
 GROUP_IMAGES = ("image_a", "image_b")
 
 
-def read_groups(dataset) -> pa.Table | None:
+def read_groups(files: DatasetFiles) -> pa.Table | None:
     """The ``groups`` config (2x2 groups) as an Arrow table, or None when the dataset has none (a build
     writes it only when it mined at least one group)."""
-    try:
-        groups = hub_io.load_config(dataset, schema.GROUPS)
-    except DataError:
-        return None
-    return groups.with_format("arrow")[:]
+    return files.load(schema.GROUPS).with_format("arrow")[:] if files.has(schema.GROUPS) else None
 
 
 def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Table | None = None):
@@ -82,9 +80,9 @@ def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Tab
     return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def image_positions(dataset, image_ids: np.ndarray) -> tuple[ImageCells, list[int]]:
+def image_positions(files: DatasetFiles, image_ids: np.ndarray) -> tuple[ImageCells, list[int]]:
     """The images config's cells (read in pieces, undecoded) and, per wanted image id, its row there (-1 when absent)."""
-    source = ImageCells(hub_io.config_files(dataset, schema.IMAGES))
+    source = ImageCells(files.shards(schema.IMAGES))
     where = {int(i): p for p, i in enumerate(source.image_ids())}
     return source, [where.get(int(i), -1) for i in image_ids]
 

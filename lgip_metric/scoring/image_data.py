@@ -15,7 +15,7 @@ from lgip_dataset.image_cells import ImageCells
 from lgip_dataset.images import ImageError, decode_image
 
 Batch = dict[str, torch.Tensor]
-PREFETCH_BATCHES = 4  # batches each DataLoader worker makes ahead (images here, texts in lgip_metric.texts)
+PREFETCH_BATCHES = 4  # batches each DataLoader worker makes ahead (images here, texts in lgip_metric.scoring.texts)
 
 
 def cell_image(cell: dict | None) -> Image.Image:

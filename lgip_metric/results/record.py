@@ -15,11 +15,11 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     averaging   "base_pair" | "pair_level", with averaging_description
     statistics  the dict of ``lgip_metric.stats.statistics`` (metrics, counts, intervals, per_type;
                 headline over the paper's core types, n-way accuracy of the scrambles)
-    blind       (optional) blind baselines of ``lgip_metric.blind.blind_report``: the n-gram LM's PR,
+    blind       (optional) blind baselines of ``lgip_metric.statistics.blind.blind_report``: the n-gram LM's PR,
                 the LM-balanced flip set with the model's PR on it, the text-only similarity
-    groups      (optional) 2x2 text/image/group scores of ``lgip_metric.groups.group_scores``
+    groups      (optional) 2x2 text/image/group scores of ``lgip_metric.statistics.groups.group_scores``
     scores      the score file, relative to results.json
-    provenance  the scoring engine's full provenance record (``lgip_metric.provenance.Provenance``)
+    provenance  the scoring engine's full provenance record (``lgip_metric.results.provenance.Provenance``)
 
 Version 1 files (no code version, settings or flat blocks) are still read; their ``metrics`` and
 ``higher_is_better`` are derived from ``statistics`` on load.
@@ -45,7 +45,7 @@ from lgip_dataset import __version__, schema
 from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
-from lgip_metric.provenance import Provenance
+from lgip_metric.results.provenance import Provenance
 
 FORMAT, VERSION = "lgip-results", 2
 READABLE_VERSIONS = (1, 2)

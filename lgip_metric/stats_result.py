@@ -1,0 +1,52 @@
+"""The shape of a statistics result: options checked, the empty result with its blocks in reading order,
+the block a number goes into, the bootstrap record; part of :mod:`lgip_metric.stats`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .stats_inputs import FLIP, HARD, KINDS, METRICS, PARAPHRASE, LGIPInputError
+from .stats_sums import Summary
+
+
+def check_options(bootstrap: int, confidence: float) -> None:
+    """Refuse a negative or fractional number of resamples, or a coverage outside (0, 1)."""
+    if int(bootstrap) != bootstrap or bootstrap < 0:
+        raise LGIPInputError(f"bootstrap must be a non-negative number of resamples, got {bootstrap!r}")
+    if not 0.0 < confidence < 1.0:
+        raise LGIPInputError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+def check_both_kinds(summary: Summary) -> None:
+    present = {summary.strata[i][1] for i in np.flatnonzero(np.bincount(summary.cell_stratum))}  # cells have rows
+    for kind, what in ((FLIP, "E_sens and PR"), (PARAPHRASE, "E_inv")):
+        if kind not in present:
+            raise LGIPInputError(f"the {kind} set is empty: no row has kind {kind!r}, so {what} cannot be computed")
+
+
+def bootstrap_info(bootstrap: int, seed: int, confidence: float) -> dict:
+    return {"resamples": int(bootstrap), "seed": int(seed), "confidence": float(confidence),
+            "unit": "image", "method": "percentile"}
+
+
+def empty_block(kinds, extra: tuple[str, ...]) -> dict:
+    """An empty block with its keys in reading order: metrics, then ``extra`` sub-dicts."""
+    return {**dict.fromkeys(m for kind in kinds for m in METRICS[kind]), **{key: {} for key in extra}}
+
+
+def empty_result(columns: list, extra: tuple[str, ...], pair_level: bool) -> dict:
+    """The empty result for ``columns``: label, global block, then one block per type."""
+    result = {"averaging": "pair_level" if pair_level else "base_pair", **empty_block(KINDS, extra)}
+    if any(type_ == (HARD,) for type_, _, _ in columns):
+        result[HARD] = empty_block([FLIP], extra)
+    result["per_type"] = {}
+    for type_, kind, _ in columns:
+        if isinstance(type_, str):
+            result["per_type"].setdefault(type_, {"kind": kind, **empty_block([kind], extra)})
+    return result
+
+
+def place(result: dict, type_: str | None) -> dict:
+    """The block of the global result (type None), of the hard flips (``(HARD,)``) or of one type."""
+    if type_ is None:
+        return result
+    return result[HARD] if type_ == (HARD,) else result["per_type"][type_]

@@ -1,0 +1,134 @@
+"""The rooms of ``docs/architecture.md`` hold: no import runs against the stated direction, the files the
+walk of one score names exist, no module of lgip_metric is over 450 lines (the statistics' files under 300),
+and every public name the documentation gives, or that moved in 0.2.0, still imports."""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import importlib
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from lgip_metric.moved import MOVED
+from helpers.paths import REPO
+
+DOC = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+PACKAGES = {"lgip_dataset": REPO / "lgip_dataset", "lgip_metric": REPO / "lgip_metric",
+            "lgip_space": REPO / "space" / "lgip_space"}
+
+
+def rooms() -> list[tuple[int, str, list[str]]]:
+    """(order, room, module patterns) of the doc's table."""
+    table = DOC.split("## Rooms", 1)[1].split("\n## ", 1)[0]
+    found = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].isdigit():
+            found.append((int(cells[0]), cells[1], re.findall(r"`([\w.*]+)`", cells[2])))
+    return found
+
+
+def room_of(module: str) -> tuple[int, str]:
+    """The (order, room) of ``module``: the room naming it, or a package above it. A package that holds
+    other rooms' modules (``lgip_metric``) names only itself, so every module of it must be placed."""
+    table = rooms()
+    every = [pattern for _, _, patterns in table for pattern in patterns]
+    for order, room, patterns in table:
+        for pattern in patterns:
+            holds_others = any(other.startswith(pattern + ".") for other in every)
+            if fnmatch.fnmatch(module, pattern) or (not holds_others and fnmatch.fnmatch(module, pattern + ".*")):
+                return order, room
+    raise AssertionError(f"{module} is in no room of docs/architecture.md; add it to the table")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package, folder in PACKAGES.items():
+        for path in folder.rglob("*.py"):
+            parts = [package, *path.relative_to(folder).with_suffix("").parts]
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(module: str, path: Path) -> set[str]:
+    """The lgip modules ``module`` imports anywhere in its body (a name imported from a package counts as
+    its submodule where there is one)."""
+    known = modules()
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            out.update(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names)
+    return {name for name in out if name.split(".")[0] in PACKAGES}
+
+
+def test_the_doc_states_an_order_for_every_room():
+    found = rooms()
+    assert [order for order, _, _ in found] == sorted(order for order, _, _ in found) and len(found) >= 8
+    assert {"scoring", "statistics", "results", "metric"} <= {room for _, room, _ in found}
+
+
+def test_no_import_runs_against_the_stated_direction():
+    against = []
+    for module, path in sorted(modules().items()):
+        order, room = room_of(module)
+        for target in sorted(imports(module, path)):
+            target_order, target_room = room_of(target)
+            if target_room != room and target_order >= order:
+                against.append(f"{module} ({room}) imports {target} ({target_room})")
+    assert against == []
+
+
+def test_the_walk_of_one_score_names_files_that_exist_in_at_most_ten_steps():
+    walk = DOC.split("## One score", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^\d+\. ", walk, re.M)
+    assert 5 <= len(steps) <= 10
+    named = re.findall(r"`([\w/]+\.py)`", walk)
+    assert named and [name for name in named if not (REPO / name).is_file()] == []
+
+
+def test_no_module_of_lgip_metric_is_over_450_lines_and_the_statistics_under_300():
+    sizes = {path.relative_to(REPO).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+             for path in PACKAGES["lgip_metric"].rglob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > 450} == {}
+    statistics = {name: n for name, n in sizes.items() if re.fullmatch(r"lgip_metric/stats(_\w+)?\.py", name)}
+    assert len(statistics) >= 5 and {name: n for name, n in statistics.items() if n >= 300} == {}
+
+
+DOCUMENTED = sorted({name for path in [REPO / "README.md", *(REPO / "docs").glob("*.md"), REPO / "lgip_metric" / "README.md"]
+                     for name in re.findall(r"\blgip_metric(?:\.[A-Za-z_]\w*)+(?![\w*])", path.read_text(encoding="utf-8"))})
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_every_documented_name_imports(name):
+    parts = name.split(".")
+    for split in range(len(parts), 0, -1):  # the longest module prefix, then attributes
+        try:
+            target = importlib.import_module(".".join(parts[:split]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[split:]:
+            target = getattr(target, attribute)
+        return
+    pytest.fail(f"{name} does not import")
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_module_that_moved_imports_by_its_old_name_as_the_same_module(old):
+    sys.modules.pop(old, None)  # as in a process that has not imported it by that name yet
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(MOVED[old]) and module.__spec__.name == MOVED[old]
+    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == [
+        f"{old} moved to {MOVED[old]} in lgip 0.2.0; import it from there"]
