@@ -40,7 +40,7 @@ def synthetic_rows(n_rows: int, seed: int = 0) -> dict:
     type_code = rng.integers(0, len(stats.DECLARED_TYPES), n_rows)
     types = np.array(list(stats.DECLARED_TYPES), dtype=object)[type_code]
     kinds = np.array(list(stats.DECLARED_TYPES.values()), dtype=object)[type_code]
-    original = rng.uniform(0.1, 0.4, n_rows).round(3)
+    original = rng.uniform(0.1, 0.4, per_caption.size).round(3)[caption]  # one s(I, c) per base pair
     shift = np.where(kinds == stats.FLIP, rng.normal(0.02, 0.03, n_rows), rng.normal(0.0, 0.01, n_rows))
     strings = {"variant_kinds": kinds, "variant_types": types, "caption_ids": [f"{c:012d}" for c in caption.tolist()]}
     return {

@@ -1,13 +1,15 @@
 """LGIP next to CLIP_benchmark (its SugarCrepe ``image_caption_selection`` task) on the same flips.
 
     pip install -e .[peer]          # CLIP_benchmark, an optional extra
-    python benchmarks/bench_peer.py [--dataset DIR] [--limit 200] [--repeat 3] [--work DIR]
+    python benchmarks/bench_peer.py [--model ViT-B-16] [--dataset DIR] [--limit 200] [--repeat 3] [--work DIR]
 
 It exports the flips of an LGIP dataset (default: the embedded sample) to the layout CLIP_benchmark
 reads for ``sugar_crepe/<task>`` (``<root>/val2017/<file>`` images and ``<root>/<task>.json`` with
 ``filename``, ``caption``, ``negative_caption``; CLIP_benchmark accepts only SugarCrepe's seven task
 names, so the flips go into ``replace_att.json`` whatever their type) and into an LGIP folder holding
-only those flips; saves one random-weight open_clip model as a ``local-dir`` folder both tools load;
+only those flips; saves one open_clip model with seeded random weights as a ``local-dir`` folder both
+tools load (``--model``: an open_clip architecture, by default a real-size ViT-B/16 so the ratio measures
+compute as a user meets it, or ``tiny`` for the 2-layer test model, where process start-up dominates);
 then runs ``clip_benchmark eval --task image_caption_selection`` (fp32: ``--no_amp``) and ``lgip score``
 (fp32, no cache) on them, interleaved, ``--repeat`` times, and prints the median wall times, their
 ratio, and CLIP_benchmark's accuracy next to LGIP's pair-level PR (the share of flips whose caption
@@ -33,13 +35,15 @@ import pyarrow.parquet as pq
 
 from lgip_dataset import SAMPLE_DIR, schema
 from lgip_dataset.card import write_minimal_card
-from lgip_metric.testing import make_tiny_openclip
+from lgip_metric.testing import make_random_openclip, make_tiny_openclip
 
 TASK = "replace_att"  # any of SugarCrepe's task names; CLIP_benchmark accepts no other
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="ViT-B-16",
+                        help="open_clip architecture built with seeded random weights, or 'tiny' (default: %(default)s)")
     parser.add_argument("--dataset", type=Path, default=SAMPLE_DIR, help="LGIP folder (default: the embedded sample)")
     parser.add_argument("--limit", type=int, default=None, help="use the first N flips (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each tool (default: %(default)s)")
@@ -93,7 +97,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         root, lgip, n_flips = export(args.dataset, args.limit, work)
-        model = make_tiny_openclip(work / "model")  # local-dir:<folder>: config + seeded random weights
+        model = (make_tiny_openclip(work / "model") if args.model == "tiny"  # local-dir:<folder>: config + seeded
+                 else make_random_openclip(work / "model", args.model))  # random weights
         peer_out, lgip_out = work / "clip_benchmark.json", work / "lgip-scores"
         peer = [clip_benchmark, "eval", "--dataset", f"sugar_crepe/{TASK}", "--dataset_root", str(root),
                 "--task", "image_caption_selection", "--model", model, "--pretrained", "local", "--no_amp",
@@ -110,7 +115,7 @@ def main() -> None:
         preferred = int((scores["s_original"] > scores["s_variant"]).sum())
         ties = int((scores["s_original"] == scores["s_variant"]).sum())
         peer_s, lgip_s = (float(np.median(t)) for t in times.values())
-        print(f"{n_flips:,} flips of {args.dataset.name}, random open_clip model {model.split('/')[-1]} (fp32, CPU), "
+        print(f"{n_flips:,} flips of {args.dataset.name}, open_clip {args.model} with random weights (fp32, CPU), "
               f"{args.repeat} interleaved runs each, batch {args.batch_size}")
         print(f"clip_benchmark image_caption_selection  median {peer_s:8.2f} s   {' '.join(f'{t:.2f}' for t in times['clip_benchmark'])}")
         print(f"lgip score                              median {lgip_s:8.2f} s   {' '.join(f'{t:.2f}' for t in times['lgip'])}")

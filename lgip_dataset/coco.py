@@ -80,6 +80,18 @@ def _is_emoji(char: str) -> bool:
     return unicodedata.category(char) == "So" and ord(char) >= 0x2000
 
 
+INVALID_UNICODE = "caption not valid Unicode (an unpaired surrogate, which no UTF-8 file can hold)"
+
+
+def valid_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (JSON's ``"\\ud800"`` escapes make unpaired surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def cleaned_caption(caption_id: str, raw: str, where: str, cleaned: SkipLog | None) -> Caption:
     """The :class:`Caption` of the source text ``raw``, keeping ``raw`` where cleaning changed more than
     its whitespace, and counting what it changed in ``cleaned`` (``where`` names the row)."""
@@ -88,6 +100,19 @@ def cleaned_caption(caption_id: str, raw: str, where: str, cleaned: SkipLog | No
         if cleaned is not None:
             cleaned.add(reason, where, ascii(raw)[:120])
     return Caption(caption_id, normalise_caption(raw), raw if reasons else None)
+
+
+MAX_ID = 2**63 - 1  # ids are stored as int64
+
+
+def whole_id(value, where: str, what: str = "id") -> int:
+    """``value`` as an id: a JSON integer (not a boolean) from 0 to 2**63 - 1, or a string of the ASCII digits
+    0-9; DataError naming ``where`` for anything else (139.7, true, "+5", " 12", non-ASCII digits, Infinity)."""
+    digits = isinstance(value, str) and value.isascii() and value.isdigit()
+    if not (digits or (isinstance(value, int) and not isinstance(value, bool))) or not 0 <= int(value) <= MAX_ID:
+        raise DataError(f"{where}: {what} {value!r} is not a whole number from 0 to 2**63 - 1; give each {what} as an "
+                        "integer (or a string of the digits 0-9)")
+    return int(value)
 
 
 def load_json(path: Path, what: str = "captions file",
@@ -99,6 +124,12 @@ def load_json(path: Path, what: str = "captions file",
             return json.load(handle)
     except FileNotFoundError:
         raise DataError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: a folder, not a {what}; pass {expected}") from None
+    except PermissionError:
+        raise DataError(f"{path}: the {what} cannot be read (permission denied)") from None
+    except RecursionError:
+        raise DataError(f"{path}: JSON nested too deeply to be {expected}") from None
     except json.JSONDecodeError as err:
         raise DataError(
             f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}; pass {expected}"
@@ -110,6 +141,9 @@ def load_json(path: Path, what: str = "captions file",
 def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: SkipLog, cleaned: SkipLog | None) -> None:
     if not isinstance(raw, str):
         skips.add("caption not a string", where, repr(raw)[:80])
+        return
+    if not valid_unicode(raw):
+        skips.add(INVALID_UNICODE, where, ascii(raw)[:80])
         return
     text = normalise_caption(raw)
     if not text:
@@ -129,12 +163,19 @@ def read_coco_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None
         kind = type(data).__name__
         hint = " (a list: did you mean the Karpathy format? it is detected automatically)" if kind == "list" else ""
         raise DataError(f"{path}: expected an object with 'images' and 'annotations', got a {kind}{hint}")
-    licenses = {lic.get("id"): lic for lic in data.get("licenses", []) if isinstance(lic, dict)}
+    for key in ("images", "annotations"):
+        if not isinstance(data[key], list):
+            raise DataError(f"{path}: {key!r} is a {type(data[key]).__name__}, not a list of objects; pass an official "
+                            "COCO captions file")
+    licenses = data.get("licenses", [])
+    licenses = {lic.get("id"): lic for lic in (licenses if isinstance(licenses, list) else []) if isinstance(lic, dict)}
     entries: dict[int, ImageEntry] = {}
     first_index: dict[int, int] = {}
     for index, image in enumerate(data["images"]):
+        if not isinstance(image, dict):
+            raise DataError(f"{path}: images[{index}] is a {type(image).__name__}, not an object with 'id' and 'file_name'")
+        image_id = whole_id(image.get("id"), f"{path}: images[{index}]")
         try:
-            image_id = int(image["id"])
             lic = licenses.get(image.get("license"), {})
             if image_id in entries:
                 _check_repeated_image(path, index, first_index[image_id], entries[image_id], image)
@@ -142,7 +183,7 @@ def read_coco_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None
             first_index[image_id] = index
             entries[image_id] = ImageEntry(
                 image_id=image_id,
-                file_name=str(image["file_name"]),
+                file_name=_file_name(image["file_name"], f"{path}: images[{index}]"),
                 width=image.get("width"),
                 height=image.get("height"),
                 license=lic.get("name", ""),
@@ -157,17 +198,24 @@ def read_coco_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None
     seen: dict[int, int] = {}
     for index in order:
         ann = annotations[index]
-        where = f"{path.name}: annotations[{index}] (id {ann['id']})"
-        if int(ann["id"]) in seen:  # one caption id must name one caption: keep the first, count the rest
-            skips.add("duplicate annotation id", where, f"id already used by annotations[{seen[int(ann['id'])]}]")
+        image_id, ann_id = _annotation_key(ann, path, index)
+        where = f"{path.name}: annotations[{index}] (id {ann_id})"
+        if ann_id in seen:  # one caption id must name one caption: keep the first, count the rest
+            skips.add("duplicate annotation id", where, f"id already used by annotations[{seen[ann_id]}]")
             continue
-        seen[int(ann["id"])] = index
-        entry = entries.get(int(ann["image_id"]))
+        seen[ann_id] = index
+        entry = entries.get(image_id)
         if entry is None:
             skips.add("caption without image entry", where, f"image_id {ann['image_id']}")
             continue
-        _add_caption(entry, f"c{ann['id']}", ann.get("caption"), where, skips, cleaned)
+        _add_caption(entry, f"c{ann_id}", ann.get("caption"), where, skips, cleaned)
     return [entries[i] for i in sorted(entries)]
+
+
+def _file_name(value, where: str) -> str:
+    if not isinstance(value, str) or not value or not valid_unicode(value):
+        raise DataError(f"{where}: file_name {ascii(value)[:80]} is not a file name (a non-empty string of valid Unicode)")
+    return value
 
 
 def _check_repeated_image(path: Path, index: int, first: int, entry: ImageEntry, image: dict) -> None:
@@ -180,10 +228,10 @@ def _check_repeated_image(path: Path, index: int, first: int, entry: ImageEntry,
 
 
 def _annotation_key(ann, path: Path, index: int) -> tuple[int, int]:
-    try:
-        return int(ann["image_id"]), int(ann["id"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise DataError(f"{path}: annotations[{index}] lacks a valid 'image_id' or 'id' ({err!r})") from None
+    where = f"{path}: annotations[{index}]"
+    if not isinstance(ann, dict) or "image_id" not in ann or "id" not in ann:
+        raise DataError(f"{where} lacks a valid 'image_id' or 'id' (an object with both is needed)")
+    return whole_id(ann["image_id"], where, "image_id"), whole_id(ann["id"], where)
 
 
 def read_karpathy(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = None) -> list[ImageEntry]:
@@ -215,21 +263,23 @@ def _karpathy_image_id(path: Path, index: int, item: dict) -> int:
             raise DataError(f"{path}: entry [{index}] has no 'image_id' and no numeric id in its file name "
                             f"{item['image']!r}; add an integer 'image_id'")
         return int(match.group(1))
-    if isinstance(image_id, int) and not isinstance(image_id, bool):
-        return image_id
-    if isinstance(image_id, str) and image_id.isascii() and image_id.isdigit():
-        return int(image_id)
-    raise DataError(f"{path}: entry [{index}] has image_id {image_id!r}; an image_id must be an integer")
+    return whole_id(image_id, f"{path}: entry [{index}]", "image_id")
 
 
 def read_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = None) -> list[ImageEntry]:
     """Read either format, detected from the top-level JSON type (``skips`` and ``cleaned`` as in
     :func:`read_coco_captions`)."""
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: a folder, not a captions file; pass an official COCO captions file or a Karpathy-format "
+                        "list (a SugarCrepe folder is read with --from sugarcrepe)")
     if not path.is_file():
         raise DataError(f"captions file not found: {path}")
-    with open(path, "rb") as handle:
-        head = handle.read(4096).lstrip()
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).lstrip()
+    except OSError as err:
+        raise DataError(f"{path}: the captions file cannot be read ({err.strerror or err})") from None
     read = read_karpathy if head.startswith(b"[") else read_coco_captions
     return read(path, skips, cleaned)
 

@@ -6,7 +6,13 @@ the way a viewer shows them (16- and 32-bit integer and float grayscale: PIL's o
 ``convert("RGB")`` clips them, so a mid-grey 16-bit PNG comes out white and a 0..1 float TIFF
 black) are rendered by :func:`rendered`; :func:`check_image` hands a build that rendering to store
 (an 8-bit grayscale PNG), so ``load_dataset``, the Hub viewer and a user's own loop see the pixels
-the model scored. Every other image is stored byte for byte.
+the model scored. So is an image whose EXIF orientation turns it (:func:`upright`, as browsers show
+it; stored as a PNG of the turned pixels). Every other image is stored byte for byte.
+
+Only the :data:`FORMATS` are opened (no EPS reaching Ghostscript, no exotic decoders), and an image
+more than :data:`MAX_ASPECT` times longer than wide is refused from its header: resizing its short
+side to a model's input would blow the long one up past any memory (a 161-byte 1x20000 PNG took
+4.9 GB).
 """
 from __future__ import annotations
 
@@ -20,11 +26,14 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageOps
 
 from lgip_dataset.errors import DataError
 
 MAX_PIXELS = 40_000_000  # COCO images are at most 640 px a side; anything this big is refused
+MAX_ASPECT = 50  # long side / short side: a model resizes the short side (224-448 px) and the long one with it
+FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP", "TIFF")  # the only ones opened (a camera's MPO opens as JPEG)
+ORIENTATION = 0x0112  # the EXIF tag that says how to turn the stored pixels upright
 MAX_FILE_BYTES = 50 * 1024 * 1024
 WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # 16/32-bit integer and float grayscale
 _16_BIT = 65535
@@ -56,7 +65,16 @@ def decode_image(data: bytes) -> Image.Image:
     refused before any pixel is decoded.
     """
     with _opened(data) as image:
-        return _decoded(lambda: rendered(image).convert("RGB"))
+        return _decoded(lambda: rendered(upright(image)).convert("RGB"))
+
+
+def upright(image: Image.Image) -> Image.Image:
+    """``image`` turned as its EXIF orientation says (how browsers and the Hub viewer show it), or itself."""
+    return ImageOps.exif_transpose(image) if _orientation(image) not in (None, 1) else image
+
+
+def _orientation(image: Image.Image) -> int | None:
+    return image.getexif().get(ORIENTATION)
 
 
 def rendered(image: Image.Image) -> Image.Image:
@@ -88,10 +106,14 @@ def _opened(data: bytes) -> Iterator[Image.Image]:
     """``data`` opened (header only) with its size checked; failures raise :class:`ImageError`."""
     if not data:
         raise ImageError("no image bytes")
-    with _decoded(lambda: Image.open(io.BytesIO(data))) as image:
+    Image.init()  # registers every plugin, so each of FORMATS can be asked for by name
+    with _decoded(lambda: Image.open(io.BytesIO(data), formats=FORMATS)) as image:
         width, height = image.size
         if width * height > MAX_PIXELS:
             raise ImageError(f"image too large: {width}x{height} pixels (limit {MAX_PIXELS:,})")
+        if max(width, height) > MAX_ASPECT * max(1, min(width, height)):
+            raise ImageError(f"image too thin: {width}x{height} pixels (a side over {MAX_ASPECT} times the other; a "
+                             "model resizes the short side and the long one with it, past any memory)")
         yield image
 
 
@@ -102,7 +124,8 @@ def _decoded(decode):
     except Image.DecompressionBombError as err:
         raise ImageError(f"image refused as a decompression bomb: {err}") from None
     except Image.UnidentifiedImageError:
-        raise ImageError("corrupt or unreadable image: not a recognised image format") from None
+        raise ImageError("corrupt or unreadable image: not a recognised image format (accepted: JPEG, PNG, WebP, "
+                         "GIF, BMP, TIFF)") from None
     except (OSError, SyntaxError, ValueError) as err:
         raise ImageError(f"corrupt or unreadable image: {_ADDRESS.sub('', str(err))}") from None
 
@@ -111,10 +134,11 @@ def stored_image(data: bytes) -> tuple[bytes, Image.Image, str | None]:
     """What a build stores for the image file ``data``: its bytes (the file's own, or a PNG of its
     :func:`rendered` 8-bit image), the decoded RGB image, and ``"<format> <mode>"`` when converted."""
     with _opened(data) as image:
-        kind = f"{image.format} {image.mode}"
-        shown = _decoded(lambda: rendered(image))
+        turn = _orientation(image)
+        kind = f"{image.format} {image.mode}" + (f" (EXIF orientation {turn})" if turn not in (None, 1) else "")
+        shown = _decoded(lambda: rendered(upright(image)))
         rgb = _decoded(lambda: shown.convert("RGB"))
-        if image.mode not in WIDE_MODES:
+        if image.mode not in WIDE_MODES and turn in (None, 1):
             return data, rgb, None
     buffer = io.BytesIO()
     shown.save(buffer, format="PNG")

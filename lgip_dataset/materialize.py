@@ -7,6 +7,7 @@ finished ones and resumes.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import ImageCheck, check_images, image_path_inside
+from lgip_dataset.locks import FolderBusy, lock_folder
 from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.families.hard import POOLS, hard_flip_provenance
@@ -112,17 +114,24 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         skips=skips,
     )
     staging = out.parent / f".{out.name}.partial"
+    held = _hold(staging, out)
     try:
         _prepare_staging(staging, _build_key(config, captions_sha256, statistics))
         counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, cleaned,
                                 progress, statistics, workers)
+        _publish(staging, out, overwrite)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
         raise
     except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk: give the space back, keep nothing half-made
+            shutil.rmtree(staging, ignore_errors=True)
+            raise DataError(f"build failed: the disk of {out.parent} is full ({err.strerror}); nothing was kept. Free "
+                            "space there or choose another --out, then build again") from None
         raise DataError(f"build failed while writing {staging}: {err}; its finished image shards are kept and a "
                         "rerun with the same arguments resumes from them (delete that folder to start over)") from err
-    _publish(staging, out)
+    finally:
+        os.close(held)
     return BuildSummary(out=out, counts=counts, skips=skips, cleaned=cleaned)
 
 
@@ -131,6 +140,7 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
                    cleaned: SkipLog, progress: bool, statistics: list[StatisticsFile], workers: int) -> dict:
     """Write every shard, the build record and the card into ``staging``; return the counts."""
     if config.images is not None:
+        _check_space(staging, selected, Path(config.images))
         kept = _write_image_shards(staging, selected, Path(config.images), skips, cleaned, progress)
         kept_ids = {e.image_id for e in kept}
         _count_lost_imports([e for e in selected if e.image_id not in kept_ids], imported, skips)
@@ -187,16 +197,41 @@ def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[Stati
     }
 
 
+def _hold(staging: Path, out: Path) -> int:
+    """Create the staging folder and hold its lock (:func:`lgip_dataset.locks.lock_folder`; released when the
+    build ends, even by kill -9): a second build into the same ``--out`` is refused, not interleaved."""
+    try:
+        staging.mkdir(exist_ok=True)
+        return lock_folder(staging)
+    except FolderBusy:
+        raise DataError(f"--out {out} is being built by another lgip build (it holds {staging}); wait for it to finish "
+                        "or choose another --out") from None
+    except OSError as err:
+        raise DataError(f"--out {out}: cannot create {staging} ({err.strerror or err}); choose another --out") from None
+
+
 def _prepare_staging(staging: Path, key: dict) -> None:
-    """Reuse a staging folder left by an interrupted build of the same inputs; else start clean."""
+    """Reuse what an interrupted build of the same inputs left in the (held) staging folder; else empty it."""
     key_file = staging / _KEY_FILE
-    if staging.exists():
-        same = key_file.exists() and json.loads(key_file.read_text(encoding="utf-8")) == key
-        if not same:
-            shutil.rmtree(staging)
-        remove_stale_temps(staging)  # half-written files of a killed run
-    staging.mkdir(parents=True, exist_ok=True)
+    same = key_file.exists() and json.loads(key_file.read_text(encoding="utf-8")) == key
+    if not same:
+        for leftover in staging.iterdir():  # the folder itself stays: its lock is held
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    remove_stale_temps(staging)  # half-written files of a killed run
     atomic_write_text(key_file, json.dumps(key, sort_keys=True))
+
+
+def _check_space(staging: Path, selected: list[ImageEntry], images_dir: Path) -> None:
+    """Refuse, before any shard is written, a disk that cannot hold the images (stored about as large as
+    their files; a build that fills the disk may end in a crash inside pyarrow)."""
+    need = 0
+    for entry in selected:
+        path = image_path_inside(images_dir, entry.file_name)
+        need += path.stat().st_size if path is not None and path.is_file() else 0
+    free = shutil.disk_usage(staging).free
+    if free < need:
+        raise DataError(f"--out {staging.parent}: its disk has {free / 2**20:,.1f} MiB free and the images alone need "
+                        f"{need / 2**20:,.1f} MiB; free space there or choose another --out")
 
 
 def _write_image_shards(
@@ -499,8 +534,12 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
     }
 
 
-def _publish(staging: Path, out: Path) -> None:
-    """Move the finished staging folder into place; an old ``out`` is replaced only at the end."""
+def _publish(staging: Path, out: Path, overwrite: bool) -> None:
+    """Move the finished staging folder into place; an old ``out`` is replaced only at the end, and only with
+    ``overwrite`` (another build may have published it meanwhile)."""
+    if out.exists() and not overwrite:
+        raise DataError(f"output folder {out} appeared while this build ran (another build published it); pass "
+                        "--overwrite to replace it")
     for leftover in staging.glob(".images-*.bad.json"):
         leftover.unlink()
     trash = out.parent / f".{out.name}.old"

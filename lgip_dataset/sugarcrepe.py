@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from lgip_dataset.coco import Caption, ImageEntry, cleaned_caption, load_json, normalise_caption
+from lgip_dataset.coco import Caption, ImageEntry, cleaned_caption, load_json, normalise_caption, valid_unicode
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS, Variant
 from lgip_dataset.perturb.registry import imported_type
@@ -85,7 +85,9 @@ def _text(raw, what: str, where: str, skips: SkipLog, cleaned: SkipLog | None) -
     """The cleaned ``raw`` (:func:`~lgip_dataset.coco.cleaned_caption`; its cleanings counted in ``cleaned``),
     or None with the reason counted in ``skips``."""
     text = normalise_caption(raw) if isinstance(raw, str) else ""
-    if not text:
+    if text and not valid_unicode(text):
+        skips.add(f"SugarCrepe {what} not valid Unicode (an unpaired surrogate)", where)
+    elif not text:
         skips.add(f"SugarCrepe instance with an empty or missing {what}", where)
     elif len(text) > MAX_CAPTION_CHARS:
         skips.add(f"SugarCrepe {what} longer than {MAX_CAPTION_CHARS} characters", where)

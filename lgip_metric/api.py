@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -36,17 +37,22 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
           limit: int | None = None):
     """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``.
 
-    Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there and
-    returns the :class:`~lgip_metric.scoring.engine.ScoreRun`: paths, ``provenance`` and the score table
-    (``frame``). Options are those of ``lgip score`` (see :func:`lgip_metric.scoring.engine.score_dataset`).
+    Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there
+    (removing an earlier run's results.json and report that described other scores:
+    :func:`~lgip_metric.results.record.remove_superseded`) and returns the
+    :class:`~lgip_metric.scoring.engine.ScoreRun`: paths, ``provenance``, the score table (``frame``) and
+    what it removed (``superseded``). Options are those of ``lgip score`` (see :func:`lgip_metric.scoring.engine.score_dataset`).
     """
     from lgip_dataset import SAMPLE_DIR
     from lgip_metric.scoring.engine import score_dataset
 
     with claimed_output(out, lock=is_main_rank()):
-        return score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
-                             batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
-                             num_workers=num_workers, progress=progress, limit=limit)
+        run = score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
+                            batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
+                            num_workers=num_workers, progress=progress, limit=limit)
+        if not is_main_rank():
+            return run
+        return replace(run, superseded=tuple(results_file.remove_superseded(out, run.provenance.scores["sha256"])))
 
 
 def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,

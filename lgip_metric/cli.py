@@ -48,6 +48,16 @@ def _requested(argv: list[str]) -> set[str]:
     return named or (set(COMMANDS) if not argv or argv[0] in ("-h", "--help") else set())
 
 
+# What an interrupted command leaves for its rerun (every command writes its files atomically).
+KEPT_ON_INTERRUPT = {
+    "build": "the image shards finished so far (1,000 images each) are kept beside --out, in .<name>.partial, and a "
+             "rerun with the same arguments reuses them; the captions are perturbed again",
+    "score": "the embeddings cached so far are kept and a rerun reuses them (none with --cache-dir none)",
+    "evaluate": "the embeddings cached so far are kept and a rerun reuses them (none with --cache-dir none)",
+}
+NOTHING_KEPT = "no file was left half-written; run the command again"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv).parse_args(argv)
@@ -58,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lgip {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"lgip {args.command}: interrupted; completed work is kept and a rerun resumes.", file=sys.stderr)
+        print(f"lgip {args.command}: interrupted; {KEPT_ON_INTERRUPT.get(args.command, NOTHING_KEPT)}", file=sys.stderr)
         return 130
 
 

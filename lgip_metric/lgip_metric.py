@@ -69,6 +69,7 @@ from .variant_types import VARIANT_TYPES
 # follow a relative import: ``evaluate`` would read it as the address to download the file from.
 from .stats_bootstrap import resample_images
 from .stats_inputs import LGIPInputError
+from .stats_names import KINDS
 from .stats_paired import compare
 from .stats_result import check_options
 from .stats_sums import summarize

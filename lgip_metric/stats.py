@@ -31,7 +31,7 @@ Pipeline: ``summarize`` (rows -> per base pair sums; summaries of disjoint row s
 of two models scored on the same rows (paired bootstrap and McNemar's exact test).
 
 The code lives in ``stats_*`` files beside this one, one job each: checking and encoding the inputs
-(:mod:`~lgip_metric.stats_inputs`), the per base pair sums (:mod:`~lgip_metric.stats_sums`), the per-image
+(:mod:`~lgip_metric.stats_inputs`, in the names of :mod:`~lgip_metric.stats_names`), the per base pair sums (:mod:`~lgip_metric.stats_sums`), the per-image
 sums and the bootstrap (:mod:`~lgip_metric.stats_bootstrap`), the result's shape
 (:mod:`~lgip_metric.stats_result`) and the paired comparison (:mod:`~lgip_metric.stats_paired`); this
 module holds the entry points and gives every public name of them. All are pure NumPy and import one
@@ -40,15 +40,16 @@ another relatively, so ``evaluate`` copies them beside ``lgip_metric.py``, which
 from __future__ import annotations
 
 from .stats_bootstrap import interval, multiplicities, per_image, replicates, resample_images
-from .stats_inputs import (AVERAGING, CORE_TYPES, DECLARED_TYPES, FLIP, HARD, HARD_TYPES, KINDS, MAX_ABS_SCORE, METRICS,
-                           NWAY, NWAY_TYPES, PARAPHRASE, LGIPInputError, SharedCaptionWarning, score_array)
+from .stats_inputs import MAX_ABS_SCORE, LGIPInputError, SharedCaptionWarning, score_array
+from .stats_names import (AVERAGING, CORE_TYPES, DECLARED_TYPES, FLIP, HARD, HARD_TYPES, KINDS, METRICS, NWAY, NWAY_TYPES,
+                          PARAPHRASE)
 from .stats_paired import compare, mcnemar_exact
-from .stats_result import bootstrap_info, check_options, check_both_kinds, empty_result, place
+from .stats_result import bootstrap_info, check_both_kinds, check_options, empty_result, interval_label, place
 from .stats_sums import Summary, hard_columns, headline_columns, merge, summarize
 
 __all__ = ["AVERAGING", "CORE_TYPES", "DECLARED_TYPES", "FLIP", "HARD", "HARD_TYPES", "KINDS", "MAX_ABS_SCORE", "METRICS",
            "NWAY", "NWAY_TYPES", "PARAPHRASE", "LGIPInputError", "SharedCaptionWarning", "Summary", "check_options",
-           "compare", "hard_columns", "headline_columns", "lgip_statistics", "mcnemar_exact", "merge", "resample_images",
+           "compare", "hard_columns", "headline_columns", "interval_label", "lgip_statistics", "mcnemar_exact", "merge", "resample_images",
            "score_array", "statistics", "summarize"]
 
 

@@ -8,7 +8,7 @@ from itertools import count as counter
 
 import numpy as np
 
-from .stats_inputs import METRICS, NWAY, NWAY_TYPES
+from .stats_names import METRICS, NWAY, NWAY_TYPES
 from .stats_sums import Summary, report_blocks
 
 

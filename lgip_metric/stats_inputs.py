@@ -11,24 +11,8 @@ from itertools import count as counter
 
 import numpy as np
 
-from .variant_types import VARIANT_TYPES
+from .stats_names import DECLARED_TYPES, KINDS
 
-
-PARAPHRASE, FLIP = "paraphrase", "flip"
-KINDS = (PARAPHRASE, FLIP)
-# The variant types LGIP's perturbation engine emits, with the kind (statistic) each feeds, from the
-# table generated from the family registry (variant_types.py; see builders/derive_variant_types.py).
-DECLARED_TYPES = {name: entry["kind"] for name, entry in VARIANT_TYPES.items()}
-CORE_TYPES = tuple(name for name, entry in VARIANT_TYPES.items() if entry["group"] == "core")  # Table 1
-HARD_TYPES = tuple(name for name, entry in VARIANT_TYPES.items() if entry["group"] == "hard")  # its own block
-NWAY_TYPES = tuple(name for name, entry in VARIANT_TYPES.items() if entry["scoring"] == "nway")  # also n-way
-HARD = "hard"  # the result's key of the hard flips' headline block
-METRICS = {PARAPHRASE: ("E_inv",), FLIP: ("E_sens", "PR")}
-NWAY = "nway_accuracy"
-AVERAGING = {
-    "base_pair": "mean over base (image, caption) pairs of the mean over their variants",
-    "pair_level": "pair-level mean: every (image, caption, variant) row weighted equally",
-}
 # Similarities are bounded; past this, sums of score differences (and their bootstrap) could overflow float64.
 MAX_ABS_SCORE = 1e100
 
@@ -240,6 +224,29 @@ def _warn_shared_captions(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys
         )
 
 
+ORIGINAL_TOLERANCE = 1e-6  # rows of one base pair may give s(I, c) this far apart (recomputed in other batches)
+
+
+def _plain(value):
+    """A NumPy scalar as the Python value it holds (for messages), anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _check_one_original(original: np.ndarray, name: str, pair: np.ndarray, n_pairs: int, labels: dict) -> None:
+    """Refuse a base pair whose rows give different s(I, c): it has one image and one caption, so one score."""
+    first_row = np.full(n_pairs, original.size)
+    np.minimum.at(first_row, pair, np.arange(original.size))
+    first = original[first_row[pair]]
+    bad = np.flatnonzero(np.abs(original - first) > ORIGINAL_TOLERANCE)
+    if bad.size:
+        row, other = int(bad[0]), int(first_row[pair[bad[0]]])
+        raise LGIPInputError(
+            f"{name}: row {row} gives {_plain(original[row])!r} and row {other} gives {_plain(original[other])!r} for the "
+            f"same base pair (caption_ids {_plain(labels['caption_ids'][row])!r}, image_ids "
+            f"{_plain(labels['image_ids'][row])!r}; {bad.size} such row(s)); "
+            "a base pair has one image and one caption, so one original score")
+
+
 def encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, extra_types):
     """Check the lengths of all inputs, then validate and encode them: (float scores, rows)."""
     labels = {
@@ -253,6 +260,8 @@ def encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, e
     arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = base_pairs(labels["caption_ids"], labels["image_ids"])
+    for name in (name for name in arrays if name.startswith("original")):
+        _check_one_original(arrays[name], name, pair, len(pair_caption), labels)
     cell, cell_pair, cell_stratum = cells(pair, stratum, len(pair_caption), len(strata))
     return arrays, Rows(stratum, cell, cell_pair, cell_stratum, strata, pair_image, pair_caption, image_keys)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .stats_bootstrap import interval, multiplicities, per_image, replicates
-from .stats_inputs import FLIP, encode
+from .stats_inputs import encode
+from .stats_names import FLIP
 from .stats_result import bootstrap_info, check_options, check_both_kinds, empty_result, place
 from .stats_sums import aggregate, headline_columns
 

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from .stats_inputs import FLIP, HARD, KINDS, METRICS, PARAPHRASE, LGIPInputError
+from .stats_inputs import LGIPInputError
+from .stats_names import FLIP, HARD, KINDS, METRICS, PARAPHRASE
 from .stats_sums import Summary
 
 
+MAX_BOOTSTRAP = 100_000  # resamples; 10,000 already pin a 95% interval's ends, and each costs memory per column
+
+
 def check_options(bootstrap: int, confidence: float) -> None:
-    """Refuse a negative or fractional number of resamples, or a coverage outside (0, 1)."""
-    if int(bootstrap) != bootstrap or bootstrap < 0:
-        raise LGIPInputError(f"bootstrap must be a non-negative number of resamples, got {bootstrap!r}")
-    if not 0.0 < confidence < 1.0:
-        raise LGIPInputError(f"confidence must be in (0, 1), got {confidence!r}")
+    """Refuse a number of resamples that is not a whole number from 0 to :data:`MAX_BOOTSTRAP` (a boolean
+    included), or a coverage outside (0, 1)."""
+    number = (int, float, np.integer, np.floating)
+    whole = isinstance(bootstrap, number) and not isinstance(bootstrap, bool) and float(bootstrap).is_integer()
+    if not whole or not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise LGIPInputError(f"bootstrap must be a whole number of resamples from 0 to {MAX_BOOTSTRAP:,}, got {bootstrap!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, number) or not 0.0 < confidence < 1.0:
+        raise LGIPInputError(f"confidence must be a number in (0, 1), got {confidence!r}")
+
+
+def interval_label(confidence: float) -> str:
+    """How an interval of coverage ``confidence`` is named: ``"95% CI"``, ``"90% CI"``, ``"97.5% CI"``."""
+    return f"{confidence * 100:g}% CI"
 
 
 def check_both_kinds(summary: Summary) -> None:
+    """Refuse a summary without rows of each kind (one of E_inv and E_sens/PR could not be computed)."""
     present = {summary.strata[i][1] for i in np.flatnonzero(np.bincount(summary.cell_stratum))}  # cells have rows
     for kind, what in ((FLIP, "E_sens and PR"), (PARAPHRASE, "E_inv")):
         if kind not in present:
@@ -24,6 +37,7 @@ def check_both_kinds(summary: Summary) -> None:
 
 
 def bootstrap_info(bootstrap: int, seed: int, confidence: float) -> dict:
+    """The result's ``bootstrap`` record: resamples, seed, coverage, unit and method."""
     return {"resamples": int(bootstrap), "seed": int(seed), "confidence": float(confidence),
             "unit": "image", "method": "percentile"}
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats_inputs import (CORE_TYPES, FLIP, HARD, HARD_TYPES, KINDS, NWAY_TYPES, LGIPInputError, Rows,
-                           base_pairs, cells, encode, stratum_order)
+from .stats_inputs import LGIPInputError, Rows, base_pairs, cells, encode, stratum_order
+from .stats_names import CORE_TYPES, FLIP, HARD, HARD_TYPES, KINDS, NWAY_TYPES
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,7 +3,8 @@
 - ``make_tiny_openclip()`` -> ``"random:tiny-clip"``: a 2-layer open_clip CLIP (32x32 images, the CLIP
   BPE vocabulary) usable by name in any process, including ``lgip score``/``lgip evaluate``
   subprocesses and ``torchrun``. With a folder it writes an open_clip ``local-dir`` model instead
-  (config + seeded random weights file) and returns ``"local-dir:<folder>"``.
+  (config + seeded random weights file) and returns ``"local-dir:<folder>"``;
+  ``make_random_openclip(folder, "ViT-B-16")`` does the same for a real-size open_clip architecture.
 - ``make_tiny_siglip(folder)`` -> a transformers SigLIP folder (``SiglipModel``, a SentencePiece
   ``SiglipTokenizer`` trained on COCO captions, ``SiglipImageProcessor``); ``version=2`` gives a
   SigLIP 2 fixed-resolution folder (``SiglipModel`` + a ``GemmaTokenizer``), ``naflex=True`` a
@@ -38,12 +39,30 @@ def make_tiny_openclip(folder: str | Path | None = None) -> str:
     """The tiny open_clip model's name, or (with ``folder``) a ``local-dir:`` model written there."""
     if folder is None:
         return "random:tiny-clip"
+    return _save_openclip(folder, TINY_CLIP_CONFIG, {"mean": [0.5] * 3, "std": [0.5] * 3})
+
+
+def make_random_openclip(folder: str | Path, architecture: str) -> str:
+    """A ``local-dir:`` open_clip model written in ``folder``: the open_clip architecture ``architecture``
+    (a name of open_clip's model configs, e.g. ``"ViT-B-16"``) with seeded random weights and OpenAI's
+    image normalisation, as its pretrained CLIP weights use; returns ``"local-dir:<folder>"``."""
+    import open_clip
+    from open_clip.constants import OPENAI_DATASET_MEAN, OPENAI_DATASET_STD
+
+    config = open_clip.get_model_config(architecture)
+    if config is None:
+        raise ValueError(f"{architecture!r} is not an open_clip architecture; e.g. {open_clip.list_models()[:5]}")
+    return _save_openclip(folder, config, {"mean": list(OPENAI_DATASET_MEAN), "std": list(OPENAI_DATASET_STD)})
+
+
+def _save_openclip(folder: str | Path, model_cfg: dict, preprocess_cfg: dict) -> str:
+    """Write ``open_clip_config.json`` and seeded random weights of ``model_cfg`` into ``folder``."""
     import open_clip
     from safetensors.torch import save_file
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    config = {"model_cfg": TINY_CLIP_CONFIG, "preprocess_cfg": {"mean": [0.5] * 3, "std": [0.5] * 3}}
+    config = {"model_cfg": model_cfg, "preprocess_cfg": preprocess_cfg}
     (folder / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
     with seeded_init():
         model = open_clip.create_model(f"local-dir:{folder}", load_weights=False)

@@ -65,7 +65,7 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
             raise gr.Error("Upload an image or pick a sample image first.")
         caption = guards.check_caption(caption)
         names = pool.check(models)
-        result = probe.perturb(caption, int(seed or 0))
+        result = probe.perturb(caption, guards.check_seed(seed))
         scores = [probe.score(pool.get(name), name, image, caption, result) for name in names]
         labels = {name: pool.label(name) for name in names}
         return (probe.highlight(result), probe.summary(scores, result, labels), probe.chart(scores, result, labels),

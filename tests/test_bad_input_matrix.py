@@ -13,6 +13,7 @@ fixture's one ``lgip evaluate`` encodes anything.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -26,12 +27,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset import schema
-from lgip_metric.results.run_folder import lock_folder
+from lgip_dataset.locks import lock_folder
 from helpers.paths import REPO
-from helpers.reliability import coco_annotations, jpeg, png16_gray, run_cli, write_coco
+from helpers.reliability import coco_annotations, folder_hashes, jpeg, png16_gray, run_cli, write_coco
 
 MODEL = "random:tiny-clip"
 CAPTION_REASONS = {"duplicate annotation id", "caption without image entry", "empty caption", "caption not a string",
+                   "caption not valid Unicode (an unpaired surrogate, which no UTF-8 file can hold)",
                    "caption of a skipped image", "caption beyond --captions-per-image (cap)"}
 
 
@@ -154,6 +156,58 @@ def case_build_annotation_without_image_id(world, tmp):
     error(build(tmp, captions, images)[0], "annotations[0]", "image_id")
 
 
+def _captions_text(tmp, replace: dict[str, str]) -> Path:
+    """The default COCO captions file with ``replace``'s JSON snippets put in for their placeholders."""
+    captions, _ = write_coco(tmp)
+    text = captions.read_text(encoding="utf-8")
+    for old, new in replace.items():
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    captions.write_text(text, encoding="utf-8")
+    return captions
+
+
+def case_build_image_id_not_a_whole_number(world, tmp):
+    for k, value in enumerate(["139.7", "true", str(2**70), "Infinity", '"+1"', '" 1"', '"\\u0661"', "-1"]):
+        captions = _captions_text(tmp / str(k), {'{"id": 1, "file_name"': '{"id": ' + value + ', "file_name"'})
+        error(build(tmp / str(k), captions, tmp / str(k) / "images")[0], "images[0]", "not a whole number")
+
+
+def case_build_annotation_id_not_a_whole_number(world, tmp):
+    for k, value in enumerate(['"+100"', '" 100"', '"\\u0661\\u0660\\u0660"', "100.5", "false"]):
+        captions = _captions_text(tmp / str(k), {'{"id": 100, ': '{"id": ' + value + ", "})
+        error(build(tmp / str(k), captions, tmp / str(k) / "images")[0], "annotations[0]", "not a whole number")
+
+
+def case_build_images_not_a_list(world, tmp):
+    captions = _captions_text(tmp, {'"images": [': '"images": {"x": 1}, "old_images": ['})
+    error(build(tmp, captions, tmp / "images")[0], "'images' is a dict, not a list")
+
+
+def case_build_deeply_nested_json(world, tmp):
+    (tmp / "c.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    error(build(tmp, tmp / "c.json", world["images"])[0], "c.json", "nested too deeply")
+
+
+def case_build_captions_path_is_a_folder(world, tmp):
+    (tmp / "c.json").mkdir()
+    error(build(tmp, tmp / "c.json", world["images"])[0], "c.json", "a folder, not a captions file")
+
+
+def case_build_caption_with_a_lone_surrogate(world, tmp):
+    captions = _captions_text(tmp, {'"caption": "A brown dog': '"caption": "\\ud800A brown dog'})
+    outcome, out = build(tmp, captions, tmp / "images")
+    build_skip(outcome, out, "caption not valid Unicode (an unpaired surrogate, which no UTF-8 file can hold)",
+               annotations=20, images=4)
+
+
+def case_build_image_ids_file_missing_or_a_folder(world, tmp):
+    (tmp / "ids").mkdir()
+    for value in (f"@{tmp / 'missing.txt'}", f"@{tmp / 'ids'}"):
+        error(build(tmp, world["captions"], world["images"], "--image-ids", value)[0], "--image-ids", "cannot read the id file")
+    error(build(tmp, world["captions"], world["images"], "--image-ids", "1,+2")[0], "--image-ids", "'+2'")
+
+
 def case_build_duplicate_annotation_id(world, tmp):
     annotations = coco_annotations(4)
     annotations.append({"id": 101, "image_id": 2, "caption": "A green kite in the sky."})
@@ -209,8 +263,8 @@ def case_build_missing_image_file(world, tmp):
 def case_build_corrupt_image_reason_is_stable(world, tmp):
     captions, folder = write_coco(tmp, files={f"{2:012d}.jpg": b"GIF89a not really"})
     outcome, out = build(tmp, captions, folder)
-    info = build_skip(outcome, out, "corrupt or unreadable image: not a recognised image format",
-                      annotations=20, images=4)
+    info = build_skip(outcome, out, "corrupt or unreadable image: not a recognised image format (accepted: JPEG, PNG, "
+                      "WebP, GIF, BMP, TIFF)", annotations=20, images=4)
     assert "0x" not in (out / "README.md").read_text(encoding="utf-8")
     assert info["counts"]["images"] == 3
 
@@ -226,6 +280,52 @@ def case_build_16_bit_grayscale_png(world, tmp):
     cell = table.column("image").to_pylist()[table.column("image_id").to_pylist().index(4)]
     mean = np.asarray(decode_image(cell["bytes"])).mean()
     assert abs(mean - 127.5) < 1.0, mean  # PIL's own convert("RGB") gives 255
+
+
+def _image_case(tmp, name: str, data: bytes):
+    images = [{"id": i, "file_name": f"{i:012d}.jpg"} for i in (1, 2, 3)] + [{"id": 4, "file_name": name}]
+    captions, folder = write_coco(tmp, images=images, files={name: data})
+    return build(tmp, captions, folder)
+
+
+def case_build_thin_image_refused_from_its_header(world, tmp):
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("L", (1, 20000)).save(buffer, format="PNG")  # a few hundred bytes, gigabytes once resized
+    outcome, out = _image_case(tmp, "thin.png", buffer.getvalue())
+    build_skip(outcome, out, "image too thin: 1x20000 pixels (a side over 50 times the other; a model resizes the "
+               "short side and the long one with it, past any memory)", annotations=20, images=4)
+
+
+def case_build_eps_is_not_an_accepted_format(world, tmp):
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 12), "red").save(buffer, format="EPS")  # Pillow would hand it to Ghostscript
+    outcome, out = _image_case(tmp, "drawing.eps", buffer.getvalue())
+    build_skip(outcome, out, "corrupt or unreadable image: not a recognised image format (accepted: JPEG, PNG, WebP, "
+               "GIF, BMP, TIFF)", annotations=20, images=4)
+
+
+def case_build_exif_orientation_is_stored_upright(world, tmp):
+    from PIL import Image
+
+    from lgip_dataset.images import decode_image
+
+    image = Image.new("RGB", (40, 20), "red")
+    exif = image.getexif()
+    exif[0x0112] = 6  # shown turned 90 degrees clockwise
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", exif=exif)
+    outcome, out = _image_case(tmp, "turned.jpg", buffer.getvalue())
+    accepted(outcome)
+    table = pq.read_table(next((out / "images").glob("*.parquet"))).to_pylist()
+    row = next(r for r in table if r["image_id"] == 4)
+    assert row["converted_from"] == "JPEG RGB (EXIF orientation 6)" and (row["width"], row["height"]) == (20, 40)
+    stored = Image.open(io.BytesIO(row["image"]["bytes"]))
+    assert stored.size == (20, 40) and np.array_equal(np.asarray(stored.convert("RGB")),
+                                                      np.asarray(decode_image(buffer.getvalue())))
 
 
 def case_build_num_images_beyond_available(world, tmp):
@@ -386,6 +486,37 @@ def _dataset_copy(world, tmp) -> Path:
     return copy
 
 
+def case_score_edits_past_the_context_are_counted_and_warned(world, tmp):
+    data = _dataset_copy(world, tmp)
+    shard = next((data / "pairs").glob("*.parquet"))
+    table = pq.read_table(shard)
+    lead = "a photo " * 60  # 120 tokens: every caption's words, and every edit, lie past CLIP's 77
+    for name in ("caption", "variant"):
+        texts = [lead + text for text in table.column(name).to_pylist()]
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(texts))
+    pq.write_table(table, shard)
+    outcome = score(world, tmp, "--out", tmp / "o", dataset=data)
+    accepted(outcome)
+    provenance = json.loads((tmp / "o" / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["counts"]["read_alike_rows"] == provenance["counts"]["scored_rows"] > 0
+    assert f"warning: {provenance['counts']['read_alike_rows']:,} row(s) reach the model as the same tokens" in outcome.out
+    assert "77-token context" in outcome.out
+
+
+def case_score_pretrained_for_a_random_weight_model(world, tmp):
+    (tmp / "weights.pt").write_bytes(b"not weights")
+    outcome = score(world, tmp, "--out", tmp / "o", "--pretrained", tmp / "weights.pt")
+    error(outcome, "--pretrained", "would be ignored", "random weights")
+    assert not (tmp / "o" / "scores.parquet").exists()
+
+
+def case_score_pretrained_file_that_is_no_checkpoint(world, tmp):
+    (tmp / "notes.txt").write_text("these are not weights", encoding="utf-8")
+    outcome = run_cli("score", "--model", "ViT-B-16", "--pretrained", tmp / "notes.txt", "--dataset", world["data"],
+                      "--out", tmp / "o", "--cache-dir", "none", "--num-workers", "0", "--no-progress")
+    error(outcome, "--pretrained", "notes.txt", "checkpoint file open_clip can read")
+
+
 def case_score_duplicate_row_id(world, tmp):
     data = _dataset_copy(world, tmp)
     shard = next((data / "pairs").glob("*.parquet"))
@@ -486,6 +617,49 @@ def case_evaluate_writes_results_and_report(world, tmp):
     assert not list(world["run"].rglob("*.tmp"))
 
 
+def case_evaluate_bootstrap_too_large_before_scoring(world, tmp):
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", world["data"], "--out", tmp / "o",
+                      "--bootstrap", "1000000000", "--cache-dir", "none")
+    error(outcome, "--bootstrap", "1000000000", "100,000")
+    assert not (tmp / "o" / "scores.parquet").exists()
+
+
+def case_evaluate_bootstrap_of_two_draws_its_plot(world, tmp):
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", world["data"], "--out", tmp / "o", "--bootstrap", "2",
+                      "--cache-dir", "none", "--num-workers", "0", "--no-progress")
+    accepted(outcome)  # a point estimate outside a 2-resample interval draws no negative error bar
+    assert (tmp / "o" / "report" / "frontier.png").is_file()
+
+
+def case_evaluate_names_the_intervals_by_their_coverage(world, tmp):
+    outcome = run_cli("evaluate", "--model", MODEL, "--dataset", world["data"], "--out", tmp / "o", "--bootstrap", "20",
+                      "--confidence", "0.9", "--cache-dir", "none", "--num-workers", "0", "--no-progress")
+    accepted(outcome)
+    assert "90% CI [" in outcome.out and "95% CI" not in outcome.out
+
+
+def case_evaluate_out_inside_the_dataset(world, tmp):
+    data = tmp / "data"
+    shutil.copytree(world["data"], data)
+    before = folder_hashes(data)
+    for out in (data / "pairs", data / "run", data):
+        outcome = run_cli("evaluate", "--model", MODEL, "--dataset", data, "--out", out, "--cache-dir", "none")
+        error(outcome, "--out", "inside the LGIP dataset", "lgip_build.json")
+    assert folder_hashes(data) == before and not (data / "run").exists()
+
+
+def case_push_results_with_a_metric_that_is_no_number(world, tmp):
+    for value in ("NaN", "Infinity", '"0.9"'):
+        run = _run_copy(world, tmp / value.strip('"'))
+        text = (run / "results.json").read_text(encoding="utf-8")
+        data = json.loads(text)
+        data["metrics"]["PR"] = "__VALUE__"
+        (run / "results.json").write_text(json.dumps(data).replace('"__VALUE__"', value), encoding="utf-8")
+        outcome = run_cli("push-results", run, "--repo", tmp / "card", "--dataset-id", "org/lgip")
+        error(outcome, "'PR'", "not a finite number")
+        assert not (tmp / "card").exists()
+
+
 # --------------------------------------------------------------------------------------------
 # report
 
@@ -552,6 +726,74 @@ def case_report_scores_truncated(world, tmp):
     error(report(run, tmp), "scores.parquet")
 
 
+def case_report_scores_rewritten_by_another_run(world, tmp):
+    run = _run_copy(world, tmp)
+    path = run / "scores.parquet"
+    table = pq.read_table(path)
+    column = table.schema.get_field_index("s_variant")
+    pq.write_table(table.set_column(column, "s_variant", pa.array(np.zeros(table.num_rows))), path)  # readable
+    error(report(run, tmp), "scores.parquet", "SHA-256", "is not the score file")
+
+
+def case_report_scores_named_outside_the_run_folder(world, tmp):
+    run = _run_copy(world, tmp, lambda d: d.update(scores="../elsewhere/scores.parquet"))
+    error(report(run, tmp), "results.json", "../elsewhere/scores.parquet", "outside the folder")
+
+
+def case_score_into_an_evaluate_run_removes_its_stale_results(world, tmp):
+    run = tmp / "run"
+    shutil.copytree(world["run"], run)
+    assert (run / "report").is_dir()
+    outcome = score(world, tmp, "--out", run, "--limit", "5")
+    accepted(outcome)
+    assert f"removed results.json, report/ of an earlier run in {run}" in outcome.out
+    assert not (run / "results.json").exists() and not (run / "report").exists()
+    error(report(run, tmp), "results.json", "no such results file")  # never the old model's numbers
+
+
+def case_score_again_keeps_results_of_the_same_scores(world, tmp):
+    run = tmp / "run"
+    shutil.copytree(world["run"], run)
+    outcome = score(world, tmp, "--out", run)  # the same model and rows: the same scores
+    accepted(outcome)
+    assert "removed" not in outcome.out and (run / "results.json").exists()
+    accepted(report(run, tmp))
+
+
+def case_report_results_not_utf8(world, tmp):
+    run = _run_copy(world, tmp)
+    (run / "results.json").write_bytes(b'{"format": "lgip-results", "x": "\xff\xfe"}')
+    error(report(run, tmp), "results.json", "not UTF-8")
+
+
+def case_report_results_wrong_types(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d["statistics"].update(PR="0.9")), tmp), "results.json", "'PR'",
+          "not a number")
+    error(report(_run_copy(world, tmp / "b", lambda d: d["statistics"].update(per_type=[1])), tmp / "b"),
+          "results.json", "'per_type'")
+
+
+def case_report_results_unknown_averaging(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d.update(averaging="median")), tmp), "results.json", "'median'",
+          "base_pair")
+
+
+def case_report_compare_with_nan_scores(world, tmp):
+    from lgip_dataset.statistics_captions import file_sha256
+
+    first = _run_copy(world, tmp / "a")
+    second = _run_copy(world, tmp / "b")
+    path = second / "scores.parquet"
+    table = pq.read_table(path)
+    values = table.column("s_variant").to_numpy().copy()
+    values[0] = np.nan  # as a model that overflowed would score: the record is made for these very bytes
+    pq.write_table(table.set_column(table.schema.get_field_index("s_variant"), "s_variant", pa.array(values)), path)
+    data = json.loads((second / "results.json").read_text(encoding="utf-8"))
+    data["provenance"]["scores"]["sha256"] = file_sha256(path)
+    (second / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    error(run_cli("report", first, second, "--out", tmp / "report"), "cannot compare", "variant_scores_b", "NaN")
+
+
 def case_report_out_is_a_file(world, tmp):
     (tmp / "report").write_text("x", encoding="utf-8")
     error(report(_run_copy(world, tmp), tmp), "--out", "is a file")
@@ -573,6 +815,15 @@ def case_metric_accepts_rows(world, tmp, metric):
 def case_metric_bool_scores(world, tmp, metric):
     metric_error(lambda: metric.compute(**{**ROWS, "original_scores": [True, False, True, True, False]}, bootstrap=0),
                  "original_scores", "row 0", "boolean")
+
+
+def case_metric_bootstrap_true(world, tmp, metric):
+    metric_error(lambda: metric.compute(**ROWS, bootstrap=True), "bootstrap", "whole number", "True")
+
+
+def case_metric_two_original_scores_in_one_base_pair(world, tmp, metric):
+    rows = {**ROWS, "original_scores": [0.31, 0.31, 0.45, 0.28, 0.28]}
+    metric_error(lambda: metric.compute(**rows, bootstrap=0), "original_scores", "row 2", "same base pair")
 
 
 def case_metric_caption_on_two_images(world, tmp, metric):
@@ -614,12 +865,34 @@ def case_metric_statistics_bool_array(world, tmp, metric):
     metric_error(lambda: stats.lgip_statistics(*rows.values(), bootstrap=0), "variant_scores", "boolean")
 
 
+# --------------------------------------------------------------------------------------------
+# analyze
+
+
+def case_analyze_nan_score_is_refused_not_dropped(world, tmp):
+    run = tmp / "run"
+    shutil.copytree(world["run"], run, ignore=shutil.ignore_patterns("report"))
+    scores = pq.read_table(run / "scores.parquet")
+    values = scores.column("s_variant").to_numpy().copy()
+    values[3] = np.nan
+    scores = scores.set_column(scores.schema.get_field_index("s_variant"), "s_variant", pa.array(values))
+    pq.write_table(scores, run / "scores.parquet")
+    error(run_cli("analyze", run / "scores.parquet", "--out", tmp / "a", "--dataset", world["data"]),
+          "scores.parquet", "s_variant", repr(scores.column("row_id")[3].as_py()), "nan", "1 such rows")
+    assert not (tmp / "a").exists()
+
+
+def case_analyze_alpha_and_top_out_of_range(world, tmp):
+    for option, value in (("--alpha", "2"), ("--alpha", "0"), ("--top", "-1"), ("--top", "0")):
+        error(run_cli("analyze", world["run"], "--out", tmp / "a", option, value), option, value)
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
 def test_the_matrix_has_at_least_40_cases_on_every_surface():
     surfaces = {name.split("_")[0] for name in CASES}
-    assert len(CASES) >= 40 and surfaces == {"build", "score", "evaluate", "report", "metric"}
+    assert len(CASES) >= 40 and surfaces == {"build", "score", "evaluate", "report", "push", "analyze", "metric"}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -206,6 +206,22 @@ def huge_png(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def thin_png(tmp_path_factory):
+    """A 1 x 20,000 image: a few hundred bytes that a model's resize would blow up to gigabytes."""
+    path = tmp_path_factory.mktemp("thin") / "thin.png"
+    Image.new("L", (1, 20_000)).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def eps_file(tmp_path_factory):
+    """An EPS drawing: Pillow would hand it to Ghostscript."""
+    path = tmp_path_factory.mktemp("eps") / "drawing.png"
+    Image.new("RGB", (16, 12), "red").save(path, format="EPS")
+    return path
+
+
+@pytest.fixture(scope="module")
 def large_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("large") / "large.jpg"
     path.write_bytes(b"\xff" * (11 * 2**20))
@@ -222,6 +238,8 @@ def text_file(tmp_path_factory):
 BAD_PROBES = {
     "non-image upload": ("text_file", "a dog", [TINY], r"Image refused: notes\.png: corrupt or unreadable image"),
     "20,000 x 20,000 image": ("huge_png", "a dog", [TINY], r"Image refused: huge\.png: .*(too large|decompression bomb)"),
+    "1 x 20,000 image": ("thin_png", "a dog", [TINY], r"Image refused: thin\.png: image too thin: 1x20000 pixels"),
+    "EPS upload": ("eps_file", "a dog", [TINY], r"Image refused: drawing\.png: .*not a recognised image format \(accepted"),
     "11 MB upload": ("large_file", "a dog", [TINY], r"Image refused: large\.jpg is 11\.0 MB; the limit is 10 MB"),
     "no image": (None, "a dog", [TINY], r"Upload an image or pick a sample image first"),
     "empty caption": ("sample", "   ", [TINY], r"Caption refused: caption is empty"),
@@ -248,6 +266,10 @@ BAD_RUNS = {
                                      r"not in the list of choices"),
     "bad Hub id": ((TINY, "Hub dataset (first N rows)", "not a repo id", 10), r"Dataset refused: 'not a repo id'"),
     "too many rows": ((TINY, "Hub dataset (first N rows)", "org/lgip", 10**7), r"10000000|Rows refused"),
+    "a folder of the server as a Hub id": ((TINY, "Hub dataset (first N rows)", "lgip_dataset/sample", 10),
+                                           r"Dataset refused: 'lgip_dataset/sample' names a folder of the server"),
+    "a parent folder as a Hub id": ((TINY, "Hub dataset (first N rows)", "space/..", 10),
+                                    r"Dataset refused: 'space/\.\.' is not a Hub dataset id"),
 }
 
 
@@ -257,6 +279,18 @@ def test_bad_run_input_gets_a_clear_message(case, client):
     with pytest.raises(Exception) as raised:
         client.predict(*args, api_name="/run")
     assert re.search(message, str(raised.value)), str(raised.value)
+
+
+@pytest.mark.parametrize("seed, expected", [(None, 0), ("", 0), (3, 3), (3.0, 3), ("7", 7), ("abc", None), (1.5, None),
+                                            (-1, None), (2**40, None), (float("nan"), None)])
+def test_a_seed_is_a_whole_number_or_a_clear_refusal(seed, expected):
+    from lgip_space import guards
+
+    if expected is None:
+        with pytest.raises(gr.Error, match=r"Seed refused: .* give a whole number"):
+            guards.check_seed(seed)
+    else:
+        assert guards.check_seed(seed) == expected
 
 
 def test_app_still_probes_after_bad_input(client, sample_image):

@@ -94,8 +94,8 @@ def test_point_estimates_and_counts_match_loop_reference(seed, pair_level, rows)
 
 def test_ties_are_not_positive_and_nested_differs_from_pair_level():
     data = {
-        "original_scores": [0.3, 0.3, 0.3, 0.3, 0.2, 0.5],
-        "variant_scores": [0.3, 0.1, 0.2, 0.4, 0.2, 0.5],
+        "original_scores": [0.3, 0.3, 0.3, 0.3, 0.3, 0.3],  # one s(I, c) per base pair
+        "variant_scores": [0.3, 0.1, 0.2, 0.4, 0.3, 0.3],
         "variant_kinds": ["flip", "flip", "flip", "flip", "paraphrase", "paraphrase"],
         "variant_types": ["object", "object", "object", "color", "template", "marker"],
         "caption_ids": ["a", "a", "a", "b", "a", "b"],
@@ -109,6 +109,17 @@ def test_ties_are_not_positive_and_nested_differs_from_pair_level():
     flat = stats.lgip_statistics(**data, pair_level=True, bootstrap=0)
     assert flat["PR"] == pytest.approx(2 / 4)
     assert flat["E_sens"] == pytest.approx(0.2 / 4)
+
+
+def test_a_base_pair_with_two_original_scores_is_refused():
+    data = {"original_scores": [0.3, 0.3, 0.31, 0.5], "variant_scores": [0.2, 0.1, 0.3, 0.4],
+            "variant_kinds": ["flip", "paraphrase", "flip", "flip"], "variant_types": ["object", "template", "color", "count"],
+            "caption_ids": ["a", "a", "a", "b"], "image_ids": [1, 1, 1, 1]}
+    with pytest.raises(LGIPInputError, match=r"original_scores: row 2 gives 0.31 and row 0 gives 0.3 for the same "
+                                             r"base pair \(caption_ids 'a', image_ids 1; 1 such row\(s\)\)"):
+        stats.lgip_statistics(**data, bootstrap=0)
+    data["original_scores"][2] = 0.3 + 1e-9  # the same score recomputed in another batch
+    assert stats.lgip_statistics(**data, bootstrap=0)["PR"] == pytest.approx(0.5 * (2 / 2) + 0.5 * 1)
 
 
 def test_extra_types_are_reported_per_type_with_their_kind():

@@ -49,12 +49,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _id_list(value: str) -> tuple[int, ...]:
-    """``1,2,3`` or ``@ids.txt`` (one id per line) → a tuple of ints; argparse reports bad values."""
-    text = Path(value[1:]).read_text(encoding="utf-8") if value.startswith("@") else value.replace(",", "\n")
-    try:
-        return tuple(int(x) for x in text.split())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integer image ids, got {value!r}") from None
+    """``1,2,3`` or ``@ids.txt`` (one id per line) → a tuple of ids (ASCII digits); argparse reports bad values."""
+    if value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            reason = getattr(err, "strerror", None) or type(err).__name__
+            raise argparse.ArgumentTypeError(f"cannot read the id file {value[1:]!r} ({reason}); give a text file "
+                                             "with one image id per line") from None
+    else:
+        text = value.replace(",", "\n")
+    ids = text.split()
+    bad = next((x for x in ids if not (x.isascii() and x.isdigit())), None)
+    if bad is not None or not ids:
+        raise argparse.ArgumentTypeError(f"expected whole-number image ids, got {bad if bad is not None else value!r}")
+    return tuple(int(x) for x in ids)
 
 
 def _worker_count(value: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from lgip_dataset.coco import normalise_caption
 from lgip_dataset.perturb import LEXICON_VERSION, MAX_CAPTION_CHARS, Perturber
 from lgip_dataset.perturb.registry import FAMILIES, OPT_IN, resolve_families
 
@@ -17,7 +18,8 @@ def _count(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("caption", metavar="CAPTION",
-                        help=f"the caption to perturb, quoted (at most {MAX_CAPTION_CHARS} characters)")
+                        help=f"the caption to perturb, quoted (at most {MAX_CAPTION_CHARS} characters; cleaned as "
+                             "`lgip build` cleans captions: NFC, no format or control characters)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the replacement and selection choices (default 0)")
     parser.add_argument("--k-same", type=_count, default=6, help="maximum number of paraphrases (default 6)")
     parser.add_argument("--k-diff", type=_count, default=6, help="maximum number of flips (default 6)")
@@ -31,9 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    Perturber.validate_caption(args.caption, what="CAPTION")
+    caption = normalise_caption(Perturber.validate_caption(args.caption, what="CAPTION"))  # as a build stores it
+    Perturber.validate_caption(caption, what="CAPTION (without its format characters)")
     perturber = Perturber(k_same=args.k_same, k_diff=args.k_diff, families=resolve_families(args.families, what="--families"))
-    result = perturber.perturb(args.caption, seed=args.seed)
+    result = perturber.perturb(caption, seed=args.seed)
     if args.json:
         print(json.dumps(result.to_dict(with_types=True), ensure_ascii=False))
         return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from lgip_metric.audit.text_only import NGRAM_SCORERS
+from lgip_metric.stats import interval_label
 
 
 def _cell(block: dict | None, key: str = "accuracy") -> str:
@@ -19,10 +20,11 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
     from lgip_metric.report.tables import markdown as table
 
     learners = result["settings"]["learners"]
+    ci = interval_label(result["settings"]["confidence"])
     models = list((untrained or {}).get("models", {}))
-    header = ["type", "pairs", "images", *(f"{name} learner acc [95% CI]" for name in learners)]
+    header = ["type", "pairs", "images", *(f"{name} learner acc [{ci}]" for name in learners)]
     header += [f"{key} PR" for key in NGRAM_SCORERS] if result["settings"]["ngram"] else []
-    header += [f"untrained {m} PR [95% CI]" for m in models]
+    header += [f"untrained {m} PR [{ci}]" for m in models]
     lines = []
     for label, entry in [*((f"**{n}**", b) for n, b in result["blocks"].items()), *result["per_type"].items()]:
         name = label.strip("*")

@@ -23,8 +23,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="dataset folder or Hub id for the edit spans (default: the one the scores came from)")
     parser.add_argument("--min-support", type=int, default=MIN_SUPPORT,
                         help="rows a test needs (in each group for t-tests) (default: %(default)s)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="BH false discovery rate for 'significant' (default: %(default)s)")
-    parser.add_argument("--top", type=int, default=20, help="tests shown in tests.md and the plot (default: %(default)s)")
+    parser.add_argument("--alpha", type=_rate, default=0.05,
+                        help="BH false discovery rate for 'significant', in (0, 1) (default: %(default)s)")
+    parser.add_argument("--top", type=_positive, default=20, help="tests shown in tests.md and the plot (default: %(default)s)")
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _locate(source: str, dataset: str | None) -> tuple[Path, str, str]:
@@ -48,6 +69,7 @@ def _locate(source: str, dataset: str | None) -> tuple[Path, str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
     import pandas as pd
 
     from lgip_dataset import hub_io, schema
@@ -60,7 +82,14 @@ def run(args: argparse.Namespace) -> int:
     scores_path, dataset, label = _locate(args.source, args.dataset)
     spans = hub_io.load_config(dataset, schema.PAIRS).select_columns(
         ["row_id", "original", "replacement", "span_start"]).to_pandas()
-    frame = features(pd.read_parquet(scores_path), spans)
+    scores = pd.read_parquet(scores_path)
+    for column in ("s_original", "s_variant"):
+        bad = ~np.isfinite(scores[column].to_numpy(dtype=float))
+        if bad.any():
+            raise DataError(f"{scores_path}: {column} of row {scores['row_id'].iloc[int(np.flatnonzero(bad)[0])]!r} is "
+                            f"{scores[column].iloc[int(np.flatnonzero(bad)[0])]} ({int(bad.sum())} such rows); every score "
+                            "must be a finite number: score the dataset again with `lgip score`")
+    frame = features(scores, spans)
     try:
         table = association_tests(frame, args.min_support)
     except ValueError as err:

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     score.add_arguments(parser, out_help="output folder for scores.parquet, provenance.json, results.json and report/")
     parser.add_argument("--bootstrap", type=int, default=1000,
-                        help="image resamples for the 95%% intervals; 0 skips them (default: %(default)s)")
+                        help="image resamples for the intervals (see --confidence); 0 skips them (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
     parser.add_argument("--confidence", type=float, default=0.95, help="interval coverage (default: %(default)s)")
     parser.add_argument("--pair-level", action="store_true",
@@ -56,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _metric_line(block: dict, metric: str) -> str:
+def _metric_line(block: dict, metric: str, confidence: float) -> str:
+    from lgip_metric.stats import interval_label
+
     interval = block.get("intervals", {}).get(metric)
-    ci = f"  95% CI [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+    ci = f"  {interval_label(confidence)} [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
     counts = block["counts"][metric]
     return (f"  {metric:<6} {block[metric]: .4f}{ci}  ({counts['base_pairs']} base pairs, "
             f"{counts['variant_rows']} rows, {counts['images']} images)")
@@ -68,10 +70,11 @@ def headline(statistics: dict) -> str:
     """E_inv, E_sens and PR on one line each, with intervals and the averaging label; then the hard
     flips' own E_sens and PR when the dataset has them."""
     lines = [f"LGIP statistics ({statistics['averaging']} averaging):"]
-    lines += [_metric_line(statistics, metric) for metric in ("E_inv", "E_sens", "PR")]
+    confidence = statistics["bootstrap"]["confidence"]
+    lines += [_metric_line(statistics, metric, confidence) for metric in ("E_inv", "E_sens", "PR")]
     if "hard" in statistics:
         lines.append(f"hard flips ({', '.join(statistics['headline_types']['hard'])}):")
-        lines += [_metric_line(statistics["hard"], metric) for metric in ("E_sens", "PR")]
+        lines += [_metric_line(statistics["hard"], metric, confidence) for metric in ("E_sens", "PR")]
     return "\n".join(lines)
 
 

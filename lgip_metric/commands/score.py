@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
                     num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit)
     if api.is_main_rank():  # under torchrun only rank 0 reports
         print(run.provenance.summary(run.scores_path))
+        if run.superseded:
+            print(f"removed {', '.join(run.superseded)} of an earlier run in {args.out}: they described other scores")
     return 0
 
 

@@ -116,8 +116,11 @@ def _create(spec: ModelSpec) -> tuple[torch.nn.Module, dict, str]:
     try:
         with seeded_init():
             model = open_clip.create_model(spec.identifier, **kwargs)
-    except (RuntimeError, ValueError, OSError) as err:
-        raise ModelError(f"could not load open_clip model {spec.model_id}: {err}") from err
+    except Exception as err:  # noqa: BLE001 - torch.load and open_clip raise any type for a file that is no checkpoint
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        weights = f" with --pretrained {spec.pretrained}" if spec.pretrained else ""
+        raise ModelError(f"could not load open_clip model {spec.model_id}{weights}: {reason}; --pretrained takes an "
+                         "open_clip pretrained tag or a checkpoint file open_clip can read (.pt, .bin, .safetensors)") from None
     source = f"pretrained tag {spec.pretrained!r}" if tag_cfg else "model config"
     return model, dict(model.visual.preprocess_cfg), source
 

@@ -87,6 +87,9 @@ def resolve_model(model: str, pretrained: str | None = None) -> ModelSpec:
     if pretrained is not None and pretrained.strip().lower() == "none":
         random, pretrained = True, None
     spec = _lookup(name, pretrained)
+    if pretrained and (random or spec.random_weights):
+        raise ModelError(f"--pretrained {pretrained!r} would be ignored: {model.strip()!r} is built with random weights; "
+                         "drop --pretrained, or name a model that loads weights")
     if spec.backend == TRANSFORMERS and pretrained:
         raise ModelError(f"--pretrained {pretrained!r} applies to open_clip models only; {name!r} is a transformers model")
     if pretrained and spec.backend == OPEN_CLIP:

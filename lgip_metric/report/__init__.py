@@ -22,6 +22,7 @@ from pathlib import Path
 
 
 from lgip_dataset.atomic import atomic_write_text
+from lgip_dataset.errors import DataError
 from lgip_metric import stats
 from lgip_metric.statistics import score_table
 from lgip_metric.report import hard, plots, probes, qualitative, tables
@@ -35,12 +36,16 @@ def _compare(a: Results, b: Results) -> tuple[dict, int]:
     columns = ["row_id", "s_original", "s_variant", *score_table.LABELS]
     rows = a.read_scores(columns).merge(b.read_scores(columns[:3]), on="row_id", suffixes=("_a", "_b"))
     boot = a.statistics["bootstrap"]
-    result = stats.compare(
-        rows["s_original_a"].to_numpy(), rows["s_variant_a"].to_numpy(),
-        rows["s_original_b"].to_numpy(), rows["s_variant_b"].to_numpy(), **score_table.labels(rows),
-        extra_types=a.data.get("settings", {}).get("extra_types", ()), pair_level=a.data["averaging"] == "pair_level",
-        bootstrap=boot["resamples"], seed=boot["seed"], confidence=boot["confidence"],
-    )
+    try:
+        result = stats.compare(
+            rows["s_original_a"].to_numpy(), rows["s_variant_a"].to_numpy(),
+            rows["s_original_b"].to_numpy(), rows["s_variant_b"].to_numpy(), **score_table.labels(rows),
+            extra_types=a.data.get("settings", {}).get("extra_types", ()), pair_level=a.data["averaging"] == "pair_level",
+            bootstrap=boot["resamples"], seed=boot["seed"], confidence=boot["confidence"],
+        )
+    except stats.LGIPInputError as err:
+        raise DataError(f"cannot compare {a.path} with {b.path}: {err} (the suffixes _a and _b name their scores); "
+                        "rerun `lgip evaluate` for the one whose scores are bad") from None
     return result, len(rows)
 
 

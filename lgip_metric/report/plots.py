@@ -14,6 +14,7 @@ from lgip_metric.statistics import reference  # noqa: E402
 from lgip_dataset.atomic import atomic_path  # noqa: E402
 from lgip_metric.results.provenance import RANDOM_MARK  # noqa: E402
 from lgip_metric.results.record import Results  # noqa: E402
+from lgip_metric.stats import interval_label  # noqa: E402
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
@@ -27,7 +28,9 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 
 
 def _errors(value: float, interval) -> list[float]:
-    return [value - interval[0], interval[1] - value] if interval else [0.0, 0.0]
+    """The error bar's lengths below and above ``value``; a percentile interval of few resamples may not hold
+    the point estimate, and then the bar on that side has no length (matplotlib refuses negative ones)."""
+    return [max(0.0, value - interval[0]), max(0.0, interval[1] - value)] if interval else [0.0, 0.0]
 
 
 # No creation date in the files, so a rerun writes the same bytes (matplotlib stamps SVGs by default).
@@ -120,7 +123,8 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> tuple[list[
     if trained:
         ringed += _draw_front(ax, trained, "Pareto front (measured, trained weights)", color="tab:blue",
                               linewidth=1.5, zorder=2)
-        ax.plot([], [], "o", color="tab:blue", label="measured (95% bootstrap CI over images)")
+        levels = sorted({interval_label(r.statistics["bootstrap"]["confidence"]) for r in results})
+        ax.plot([], [], "o", color="tab:blue", label=f"measured ({' / '.join(levels)}, bootstrap over images)")
     if paper:
         quoted = reference.table1()
         paper_points = [(row["E_inv"], row["E_sens"]) for row in quoted]

@@ -7,11 +7,13 @@ result that describes the same metric on the same data is updated, any other is 
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from lgip_dataset import schema
+from lgip_dataset.errors import DataError
 from lgip_metric.about import HOMEPAGE
 from lgip_metric.results.record import Results
 
@@ -23,6 +25,12 @@ SOURCE_NAME = "lgip evaluate"
 def eval_results(results: Results, dataset_id: str) -> list[EvalResult]:
     """One ``EvalResult`` per flat metric of ``results``, on the Hub dataset ``dataset_id``."""
     dataset = results.data["dataset"]
+    bad = {name: value for name, value in results.metrics.items()
+           if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)}
+    if bad:
+        name, value = next(iter(bad.items()))
+        raise DataError(f"{results.path}: metric {name!r} is {value!r}, not a finite number ({len(bad)} such metric(s)); "
+                        "a model card takes numbers only: rewrite the file with `lgip evaluate`")
     entries = []
     for name, value in results.metrics.items():
         metric, _, type_ = name.partition("/")

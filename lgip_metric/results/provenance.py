@@ -82,6 +82,11 @@ class Provenance:
             f"texts: {counts['encoded_texts']:,} encoded, {counts['cached_texts']:,} from cache; "
             f"{timing['total_s']:.1f}s",
         ]
+        if counts.get("read_alike_rows"):
+            lines.append(f"warning: {counts['read_alike_rows']:,} row(s) reach the model as the same tokens for caption "
+                         f"and variant: an edit past its {self.text.get('context_length', '')}-token context, or a "
+                         "difference its tokenizer drops (such as case); they score alike, so a flip of them is never "
+                         "preferred and a paraphrase costs nothing")
         lines += [f"skipped image {s['image_id']} ({s['rows']} rows): {s['reason']}" for s in counts["skipped_images"]]
         return "\n".join(lines)
 

@@ -32,6 +32,7 @@ drops those fields, e.g. to compare a resumed run with an uninterrupted one.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -44,6 +45,7 @@ import pyarrow.parquet as pq
 from lgip_dataset import __version__, schema
 from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
+from lgip_dataset.statistics_captions import file_sha256
 from lgip_metric import stats
 from lgip_metric.results.provenance import Provenance
 
@@ -51,6 +53,7 @@ FORMAT, VERSION = "lgip-results", 2
 READABLE_VERSIONS = (1, 2)
 HIGHER_IS_BETTER = {"E_inv": False, "E_sens": True, "PR": True, stats.NWAY: True}
 RESULTS_FILE = "results.json"
+REPORT_DIR = "report"  # the report ``lgip evaluate`` writes beside its results.json
 
 
 VOLATILE = (
@@ -173,10 +176,15 @@ class Results:
         return self.path.parent / self.data["scores"]
 
     def check_scores(self) -> None:
-        """Refuse a missing score file, or one whose parquet footer or columns are wrong (a cheap read;
-        nothing to check when the scores are in memory)."""
+        """Refuse a score file that is not this record's: named outside the results file's folder, missing,
+        unreadable, without the score columns, or with other bytes than the SHA-256 the record holds (another
+        run's scores written over them, or a truncated file). Nothing to check when the scores are in memory."""
         if self.frame is not None:
             return
+        name = Path(self.data["scores"])
+        if name.is_absolute() or ".." in name.parts:
+            raise DataError(f"{self.path}: its \"scores\" names {self.data['scores']!r}, outside the folder of the "
+                            "results file; a results file reads the score file beside it (rerun `lgip evaluate`)")
         try:
             names = pq.read_schema(self.scores_path).names
         except FileNotFoundError:
@@ -189,6 +197,11 @@ class Results:
         if missing:
             raise DataError(f"{self.scores_path} (named by {self.path}) lacks the columns {missing}; "
                             "rerun `lgip evaluate`")
+        recorded = self.data.get("provenance", {}).get("scores", {}).get("sha256")
+        if recorded and file_sha256(self.scores_path) != recorded:
+            raise DataError(f"{self.scores_path} is not the score file {self.path} was computed from (its SHA-256 "
+                            "differs from the one recorded there: another run wrote its scores into this folder, or "
+                            "the file was changed); rerun `lgip evaluate` for this folder")
 
     def read_scores(self, columns: list[str]) -> pd.DataFrame:
         """``columns`` of the score table (in memory, else read from the score file; a file damaged
@@ -200,6 +213,26 @@ class Results:
         except (pa.ArrowInvalid, OSError) as err:
             raise DataError(f"{self.scores_path} (named by {self.path}) could not be read ({err}); "
                             "rerun `lgip evaluate`") from None
+
+
+def remove_superseded(folder: str | Path, scores_sha256: str) -> list[str]:
+    """Remove the results.json of ``folder`` and the report made from it when they describe other scores than
+    those whose SHA-256 is ``scores_sha256`` (an earlier run's, before new scores were written there);
+    returns the names removed."""
+    folder = Path(folder)
+    path = folder / RESULTS_FILE
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8")).get("provenance", {}).get("scores", {}).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        recorded = None  # no results file, or one no reader accepts: nothing it says can be taken for these scores
+    if not path.exists() or recorded == scores_sha256:
+        return []
+    path.unlink()
+    removed = [RESULTS_FILE]
+    if (folder / REPORT_DIR).is_dir():
+        shutil.rmtree(folder / REPORT_DIR)
+        removed.append(REPORT_DIR + "/")
+    return removed
 
 
 def with_scores(results: Results) -> Results:
@@ -218,6 +251,10 @@ def load_results(path: str | Path) -> Results:
         raise DataError(f"{path}: no such results file (make one with `lgip evaluate`)") from None
     except json.JSONDecodeError as err:
         raise DataError(f"{path}: not valid JSON ({err})") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); rewrite the file with `lgip evaluate`") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: a folder, not a results file") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DataError(f"{path}: not an LGIP results file (expected \"format\": \"{FORMAT}\")")
     if data.get("version") not in READABLE_VERSIONS:
@@ -244,6 +281,19 @@ def _check_layout(path: Path, data: dict) -> None:
         missing = [name for name in _NESTED.get(key, ()) if value.get(name) is None]
         if missing:
             raise DataError(f"{path}: {key!r} lacks {missing}; rewrite the file with `lgip evaluate`")
+    if data["averaging"] not in stats.AVERAGING:
+        raise DataError(f"{path}: averaging {data['averaging']!r} is none of {', '.join(stats.AVERAGING)}; rewrite the "
+                        "file with `lgip evaluate`")
+    statistics = data["statistics"]
+    for metric in ("E_inv", "E_sens", "PR"):
+        value = statistics[metric]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DataError(f"{path}: statistics {metric!r} is {json.dumps(value)[:40]}, not a number; rewrite the file "
+                            "with `lgip evaluate`")
+    for key, kind in (("counts", dict), ("per_type", dict), ("bootstrap", dict)):
+        if not isinstance(statistics[key], kind):
+            raise DataError(f"{path}: statistics {key!r} is {json.dumps(statistics[key])[:40]}, not a JSON object; "
+                            "rewrite the file with `lgip evaluate`")
 
 
 

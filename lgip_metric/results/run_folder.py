@@ -8,7 +8,6 @@ files a killed run left there, and the empty ``.lgip.lock`` file that lgip 0.1.0
 """
 from __future__ import annotations
 
-import fcntl
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,37 +15,19 @@ from typing import Iterator
 
 from lgip_dataset.atomic import remove_stale_temps
 from lgip_dataset.errors import LGIPError
+from lgip_dataset.hub_io import BUILD_INFO
+from lgip_dataset.locks import FolderBusy, lock_folder
 
 LEGACY_LOCK_FILE = ".lgip.lock"  # written into --out by lgip 0.1.0; removed by a run that holds the folder
 _HELD: set[Path] = set()  # folders this process holds: a nested claim (an API call inside a command) passes
-
-
-class FolderBusy(LGIPError):
-    """Another process holds the folder's lock."""
-
-
-def lock_folder(folder: Path) -> int:
-    """An open descriptor of the existing ``folder`` holding an exclusive OS lock on it (its own inode: no
-    file is created); closing it releases the lock. Raises :class:`FolderBusy` at once when another open
-    of the folder holds one, ``OSError`` when it cannot be opened or locked."""
-    handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(handle)
-        raise FolderBusy(str(folder)) from None
-    except OSError:
-        os.close(handle)
-        raise
-    return handle
 
 
 @contextmanager
 def claimed_output(out: str | Path, *, lock: bool = True) -> Iterator[Path]:
     """Check that ``out`` is (or can become) a writable folder, create it and, with ``lock``, hold its lock.
 
-    Raises :class:`LGIPError` naming ``--out`` when it is a file, cannot be created, or another run
-    holds it. Under ``torchrun`` only rank 0 writes, so the other ranks pass ``lock=False``. A claim
+    Raises :class:`LGIPError` naming ``--out`` when it is a file, lies inside an LGIP dataset folder (one
+    holding ``lgip_build.json``), cannot be created, or another run holds it. Under ``torchrun`` only rank 0 writes, so the other ranks pass ``lock=False``. A claim
     of a folder this process already holds passes through.
     """
     out = Path(out)
@@ -55,6 +36,10 @@ def claimed_output(out: str | Path, *, lock: bool = True) -> Iterator[Path]:
         return
     if out.exists() and not out.is_dir():
         raise LGIPError(f"--out {out} is a file, not a folder; remove it or choose another --out")
+    dataset = next((folder for folder in (out.resolve(), *out.resolve().parents) if (folder / BUILD_INFO).is_file()), None)
+    if dataset is not None:
+        raise LGIPError(f"--out {out} is inside the LGIP dataset {dataset} (it holds {BUILD_INFO}); writing there would "
+                        "break the dataset: choose an --out outside it")
     try:
         out.mkdir(parents=True, exist_ok=True)
         handle = lock_folder(out) if lock else None

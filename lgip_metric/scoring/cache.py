@@ -77,6 +77,7 @@ class EmbeddingCache:
         self.folder = self.root / fingerprint
         self.chunk_rows = max(1, chunk_rows)
         self.rejected_chunks: list[str] = []
+        self.write_failure: str | None = None  # why chunks stopped being written (a full disk): the run goes on without
         try:
             if not (self.folder / "model.json").exists():
                 atomic_write_text(self.folder / "model.json", json.dumps(meta, indent=2, sort_keys=True, default=str))
@@ -178,9 +179,16 @@ class ChunkWriter:
             self.flush()
 
     def flush(self) -> None:
-        if self._keys:
-            self.cache.write_chunk(self.kind, self._keys, np.concatenate(self._emb), self.rank)
-            self._keys, self._emb = [], []
+        """Write the buffered rows as a chunk. The cache is optional: when it cannot be written (a full disk),
+        the run goes on without writing to it, says so once, and records why (``write_failure``)."""
+        if self._keys and self.cache.write_failure is None:
+            try:
+                self.cache.write_chunk(self.kind, self._keys, np.concatenate(self._emb), self.rank)
+            except OSError as err:
+                self.cache.write_failure = f"{err.strerror or err} (from {self.kind} chunk on)"
+                log.warning("embedding cache: cannot write to %s (%s); this run goes on without caching",
+                            self.cache.folder, err.strerror or err)
+        self._keys, self._emb = [], []
 
     def __enter__(self) -> "ChunkWriter":
         return self

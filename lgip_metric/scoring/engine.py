@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -45,7 +46,8 @@ from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_
 from lgip_metric.scoring.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
-from lgip_metric.scoring.score_inputs import GROUP_IMAGES, image_positions, keys_of_images, read_groups, read_rows, unique_texts
+from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, read_alike, read_groups,
+                                              read_rows, unique_texts)
 from lgip_metric.scoring.join import Behind, ScoreJoin
 from lgip_metric.scoring.texts import batch_inputs, length_batches, token_lengths
 
@@ -64,6 +66,7 @@ class ScoreRun:
     groups_path: Path | None = None  # groups_scores.parquet, when the dataset has groups
     table: pa.Table | None = None  # scores.parquet's table; None on torchrun ranks > 0
     groups_table: pa.Table | None = None  # groups_scores.parquet's table, when written
+    superseded: tuple[str, ...] = ()  # an earlier run's files of the folder these scores replaced (removed)
 
     @cached_property
     def frame(self) -> pd.DataFrame | None:
@@ -153,6 +156,8 @@ class _Job:
         image_idx, *group_image_idx = np.split(all_idx, np.cumsum([len(c) for c in id_columns])[:-1])
         image_source, positions = image_positions(self.files, image_ids)
         self.fingerprint = self.files.fingerprint(self.config)
+        if self.ctx.is_main:
+            self._check_space(rows.num_rows)
         t = self._tick("load_data", t)
 
         encoder = load_model(self.spec, device=device, precision=precision)
@@ -168,6 +173,7 @@ class _Job:
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
         texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
+        alike = read_alike(encoder, rows, caption_idx, variant_idx) & keep
         # The rows' Arrow table is memory-mapped: let go, the pages it touched leave this process while
         # the texts stream; rank 0 reads it again to write the scores.
         del rows, id_columns
@@ -203,6 +209,7 @@ class _Job:
         counts = {
             "rows": rows.num_rows,
             "scored_rows": int(keep.sum()),
+            "read_alike_rows": int(alike.sum()),  # caption and variant reach the model as the same tokens
             "skipped_rows": int((~keep).sum()),
             "unique_images": len(image_ids),
             "unique_texts": n_texts,
@@ -225,9 +232,23 @@ class _Job:
             (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
         self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
         provenance = self._provenance(encoder, cache, counts, digests)
-        atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
+        try:
+            atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
+        except OSError as err:
+            raise LGIPError(f"cannot write {provenance_path} ({err.strerror or err}); free space there or choose "
+                            "another --out, then run again") from None
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written)
+
+    def _check_space(self, n_rows: int) -> None:
+        """Refuse, before any model is loaded, an --out whose disk cannot hold the scores: about the size of
+        the scored config's shards plus three float64 columns (scores computed and then lost help no one)."""
+        need = sum(p.stat().st_size for p in self.files.shards(self.config)) + 3 * 8 * n_rows
+        folder = next(f for f in (self.out_dir, *self.out_dir.parents) if f.exists())  # --out may not exist yet
+        free = shutil.disk_usage(folder).free
+        if free < need:
+            raise LGIPError(f"--out {self.out_dir}: its disk has {free / 2**20:,.1f} MiB free and the scores need about "
+                            f"{need / 2**20:,.1f} MiB; free space there or choose another --out")
 
     def _embed_images(self, encoder: Encoder, source, positions, workers, keys, dim, cache):
         """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
@@ -382,6 +403,7 @@ class _Job:
                 "dir": str(cache.folder) if cache else None,
                 "fingerprint": encoder.fingerprint(),
                 "rejected_chunks": cache.rejected_chunks if cache else [],
+                **({"write_failure": cache.write_failure} if cache and cache.write_failure else {}),
             },
             "timing": self.timing,
             "scores": {"file": SCORES_FILE, "sha256": digests["scores"]},
@@ -414,7 +436,11 @@ def _write_table(table: pa.Table, path: Path, columns) -> tuple[pa.Table, str]:
     gives) and the file's SHA-256, hashed from the bytes as they are written (the file is never read
     back, nor held whole in memory)."""
     table = table.select(list(columns))
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        sink = _HashingFile(handle)
-        pq.write_table(table, sink)
+    try:
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            sink = _HashingFile(handle)
+            pq.write_table(table, sink)
+    except OSError as err:  # a full disk: the half-written file is gone (atomic_path), the message says what to do
+        raise LGIPError(f"cannot write {path} ({err.strerror or err}); free space there or choose another --out, then "
+                        "run again (embeddings cached so far are reused unless --cache-dir none)") from None
     return table, sink.digest.hexdigest()

@@ -80,6 +80,26 @@ def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Tab
     return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
+def read_alike(encoder, rows: pa.Table, caption_idx: np.ndarray, variant_idx: np.ndarray) -> np.ndarray:
+    """Per row, whether its caption and variant reach the model as the same token ids although the texts
+    differ: one text once the model has normalised them (case, for a lower-casing tokenizer), or an edit
+    past the model's context. A text shorter than the context in characters is never truncated, so only
+    rows whose two texts are both that long are tokenised (none in COCO-length captions)."""
+    alike = caption_idx == variant_idx
+    context = int(encoder.provenance()["text"]["context_length"])
+    long = pc.and_(pc.greater_equal(pc.utf8_length(rows.column("caption")), context),
+                   pc.greater_equal(pc.utf8_length(rows.column("variant")), context))
+    candidates = np.flatnonzero(long.to_numpy(zero_copy_only=False) & ~alike)
+    if candidates.size:
+        captions = rows.column("caption").take(pa.array(candidates)).to_pylist()
+        variants = rows.column("variant").take(pa.array(candidates)).to_pylist()
+        pairs = sorted(set(zip(captions, variants)))
+        ids = encoder.tokenize([encoder.normalize_text(t) for pair in pairs for t in pair])
+        same = {pair for k, pair in enumerate(pairs) if ids[2 * k] == ids[2 * k + 1]}
+        alike[candidates] = [(c, v) in same for c, v in zip(captions, variants)]
+    return alike
+
+
 def image_positions(files: DatasetFiles, image_ids: np.ndarray) -> tuple[ImageCells, list[int]]:
     """The images config's cells (read in pieces, undecoded) and, per wanted image id, its row there (-1 when absent)."""
     source = ImageCells(files.shards(schema.IMAGES))

@@ -74,11 +74,28 @@ def check_caption(caption: str | None) -> str:
         raise gr.Error(f"Caption refused: {err}.") from None
 
 
+def check_seed(seed) -> int:
+    """The seed as a whole number from 0 to 2**32 - 1 (empty: 0); ``gr.Error`` for anything else ("abc", 1.5)."""
+    if seed is None or (isinstance(seed, str) and not seed.strip()):
+        return 0
+    try:
+        value = float(seed)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (value.is_integer() and 0 <= value < 2**32):
+        raise gr.Error(f"Seed refused: {seed!r}; give a whole number from 0 to {2**32 - 1:,}.")
+    return int(value)
+
+
 def check_hub_source(dataset_id: str, rows) -> tuple[str, int]:
     """A Hub dataset id and a row count within the Space's limits."""
     dataset_id = (dataset_id or "").strip()
-    if not HUB_ID.match(dataset_id):
+    parts = dataset_id.split("/")
+    if not HUB_ID.match(dataset_id) or any(p[:1] in ".-" or p[-1:] in ".-" or ".." in p for p in parts):
         raise gr.Error(f"Dataset refused: {dataset_id!r} is not a Hub dataset id like 'org/lgip'.")
+    if Path(dataset_id).exists():
+        raise gr.Error(f"Dataset refused: {dataset_id!r} names a folder of the server; the Run tab reads Hub "
+                       "datasets, or the embedded sample (choose it above).")
     try:
         rows = int(rows)
     except (TypeError, ValueError):

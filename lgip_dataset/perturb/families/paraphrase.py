@@ -92,7 +92,7 @@ def paraphrases(ctx: CaptionContext) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     if len(core) >= lex.min_caption_chars and HAS_LETTER.search(core):
         words = {t.low for t in ctx.tokens}
-        lowered = lower_first(core, lex)
+        lowered = core if ctx.shouting else lower_first(core, lex)  # "A PHOTO OF A RED BUS", never "... OF a RED BUS"
         upper = core[0].isupper()
         for p in lex.patterns[caption_kind(ctx)]:
             if words.isdisjoint(p.frame_nouns):
@@ -107,13 +107,13 @@ def _site(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[Varian
         yield Variant(text, "paraphrase", family)
 
 
-@register("template", "paraphrase", version="1.1.0")
+@register("template", "paraphrase", version="1.1.1")
 def template(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """Framing wraps that keep every word of the caption: "a photo of {c}", "a photo in which {c}"."""
     return [_site(ctx, "template", rng)]
 
 
-@register("marker", "paraphrase", version="1.1.0")
+@register("marker", "paraphrase", version="1.1.1")
 def marker(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """Short scene markers before or after the caption: "{c} in this picture", "in the scene, {c}"."""
     return [_site(ctx, "marker", rng)]
