@@ -132,3 +132,15 @@ def test_a_module_that_moved_imports_by_its_old_name_as_the_same_module(old):
     assert module is importlib.import_module(MOVED[old]) and module.__spec__.name == MOVED[old]
     assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == [
         f"{old} moved to {MOVED[old]} in lgip 0.2.0; import it from there"]
+
+
+def test_the_walk_from_evaluate_model_to_results_json_hashes_the_dataset_once(tmp_path, monkeypatch):
+    from lgip_dataset import SAMPLE_DIR, hub_io
+    from lgip_metric import api
+
+    hashed, real = [], hub_io.shards_fingerprint
+    monkeypatch.setattr(hub_io, "shards_fingerprint", lambda shards: hashed.append(shards) or real(shards))
+    results = api.evaluate_model("random:tiny-clip", tmp_path / "run", dataset=SAMPLE_DIR, limit=60, bootstrap=0,
+                                 cache_dir="none", num_workers=0, progress=False)
+    assert len(hashed) == 1 and results.fingerprint == real(hashed[0])
+    assert (tmp_path / "run" / "results.json").is_file()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lgip_metric.commands.score import positive_int
     from lgip_metric.statistics.analysis import MIN_SUPPORT
 
     parser.add_argument("source", metavar="RESULTS_DIR_OR_SCORES",
@@ -25,26 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rows a test needs (in each group for t-tests) (default: %(default)s)")
     parser.add_argument("--alpha", type=_rate, default=0.05,
                         help="BH false discovery rate for 'significant', in (0, 1) (default: %(default)s)")
-    parser.add_argument("--top", type=_positive, default=20, help="tests shown in tests.md and the plot (default: %(default)s)")
+    parser.add_argument("--top", type=positive_int, default=20, help="tests shown in tests.md and the plot (default: %(default)s)")
 
 
 def _rate(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
