@@ -1,11 +1,15 @@
-"""Atomic file writes: write a temporary file beside the target, fsync, then ``os.replace``."""
+"""Atomic file writes: write a temporary file beside the target, fsync, then ``os.replace``; and the check
+that an output's disk can hold what a command is about to write there."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from lgip_dataset.errors import DataError
 
 TEMP_SUFFIX = ".tmp"
 _UMASK = os.umask(0)
@@ -48,3 +52,13 @@ def remove_stale_temps(folder: str | Path) -> list[Path]:
     for path in stale:
         path.unlink(missing_ok=True)
     return stale
+
+
+def check_free_space(out: Path, need: int, what: str) -> None:
+    """Refuse, before the work, an ``--out`` whose disk has less than ``need`` bytes free (``out`` may not
+    exist yet: its nearest existing folder is asked); ``what`` names what needs the space."""
+    folder = next(f for f in (out, *out.parents) if f.exists())
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise DataError(f"--out {out}: its disk has {free / 2**20:,.1f} MiB free and {what} need about "
+                        f"{need / 2**20:,.1f} MiB; free space there or choose another --out")

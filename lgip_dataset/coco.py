@@ -47,21 +47,26 @@ FORMAT_REMOVED = "Unicode format or control character removed"
 NFC_CHANGED = "text changed by Unicode NFC normalisation"
 
 
-def normalise_caption(text: str) -> str:
-    """The caption as a build stores it: NFC, without Unicode format or control characters (a zero-width
-    space, a right-to-left override, ...; :func:`_is_removed`), whitespace collapsed to single spaces
-    (COCO captions carry stray spaces and newlines)."""
+def clean_caption(text: str) -> tuple[str, list[str]]:
+    """The caption as a build stores it, and what that changed beyond its whitespace (:data:`NFC_CHANGED`,
+    :data:`FORMAT_REMOVED`: the reasons a build counts): NFC, without Unicode format or control characters (a
+    zero-width space, a right-to-left override, ...; :func:`_is_removed`), whitespace collapsed to single
+    spaces (COCO captions carry stray spaces and newlines)."""
     nfc = unicodedata.normalize("NFC", text)
-    return " ".join("".join(c for i, c in enumerate(nfc) if not _is_removed(nfc, i)).split())
+    kept = [c for i, c in enumerate(nfc) if not _is_removed(nfc, i)]
+    reasons = [reason for reason, changed in ((NFC_CHANGED, nfc != text), (FORMAT_REMOVED, len(kept) < len(nfc)))
+               if changed]
+    return " ".join("".join(kept).split()), reasons
+
+
+def normalise_caption(text: str) -> str:
+    """The caption as a build stores it (:func:`clean_caption`)."""
+    return clean_caption(text)[0]
 
 
 def caption_cleanings(text: str) -> list[str]:
-    """What :func:`normalise_caption` changes in ``text`` beyond its whitespace: :data:`FORMAT_REMOVED`,
-    :data:`NFC_CHANGED` (the reasons a build counts)."""
-    nfc = unicodedata.normalize("NFC", text)
-    return [reason for reason, changed in ((NFC_CHANGED, nfc != text),
-                                           (FORMAT_REMOVED, any(_is_removed(nfc, i) for i in range(len(nfc)))))
-            if changed]
+    """What :func:`normalise_caption` changes in ``text`` beyond its whitespace (:func:`clean_caption`)."""
+    return clean_caption(text)[1]
 
 
 def _is_removed(text: str, i: int) -> bool:
@@ -92,14 +97,15 @@ def valid_unicode(text: str) -> bool:
     return True
 
 
-def cleaned_caption(caption_id: str, raw: str, where: str, cleaned: SkipLog | None) -> Caption:
-    """The :class:`Caption` of the source text ``raw``, keeping ``raw`` where cleaning changed more than
-    its whitespace, and counting what it changed in ``cleaned`` (``where`` names the row)."""
-    reasons = caption_cleanings(raw)
-    for reason in reasons:
-        if cleaned is not None:
-            cleaned.add(reason, where, ascii(raw)[:120])
-    return Caption(caption_id, normalise_caption(raw), raw if reasons else None)
+def kept_caption(caption_id: str, raw: str, cleaning: tuple[str, list[str]], where: str,
+                 cleaned: SkipLog | None) -> Caption:
+    """The :class:`Caption` of the source text ``raw`` whose :func:`clean_caption` is ``cleaning``: ``raw`` is
+    kept where cleaning changed more than its whitespace, and what it changed is counted in ``cleaned``
+    (``where`` names the row)."""
+    text, reasons = cleaning
+    for reason in reasons if cleaned is not None else ():
+        cleaned.add(reason, where, ascii(raw)[:120])
+    return Caption(caption_id, text, raw if reasons else None)
 
 
 MAX_ID = 2**63 - 1  # ids are stored as int64
@@ -145,13 +151,14 @@ def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: Ski
     if not valid_unicode(raw):
         skips.add(INVALID_UNICODE, where, ascii(raw)[:80])
         return
-    text = normalise_caption(raw)
+    cleaning = clean_caption(raw)
+    text = cleaning[0]
     if not text:
         skips.add("empty caption", where)
     elif len(text) > MAX_CAPTION_CHARS:
         skips.add(f"caption longer than {MAX_CAPTION_CHARS} characters", where, f"{len(text)} characters")
     else:
-        entry.captions.append(cleaned_caption(caption_id, raw, where, cleaned))
+        entry.captions.append(kept_caption(caption_id, raw, cleaning, where, cleaned))
 
 
 def read_coco_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = None) -> list[ImageEntry]:

@@ -23,7 +23,7 @@ from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
 from lgip_dataset import balance, schema, sugarcrepe
-from lgip_dataset.atomic import atomic_path, atomic_write_text, remove_stale_temps
+from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space, remove_stale_temps
 from lgip_dataset.card import write_card
 from lgip_dataset.coco import Caption, ImageEntry, read_captions, select_images
 from lgip_dataset.errors import DataError
@@ -224,14 +224,8 @@ def _prepare_staging(staging: Path, key: dict) -> None:
 def _check_space(staging: Path, selected: list[ImageEntry], images_dir: Path) -> None:
     """Refuse, before any shard is written, a disk that cannot hold the images (stored about as large as
     their files; a build that fills the disk may end in a crash inside pyarrow)."""
-    need = 0
-    for entry in selected:
-        path = image_path_inside(images_dir, entry.file_name)
-        need += path.stat().st_size if path is not None and path.is_file() else 0
-    free = shutil.disk_usage(staging).free
-    if free < need:
-        raise DataError(f"--out {staging.parent}: its disk has {free / 2**20:,.1f} MiB free and the images alone need "
-                        f"{need / 2**20:,.1f} MiB; free space there or choose another --out")
+    paths = (image_path_inside(images_dir, entry.file_name) for entry in selected)
+    check_free_space(staging, sum(p.stat().st_size for p in paths if p is not None and p.is_file()), "the images alone")
 
 
 def _write_image_shards(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from lgip_dataset.coco import Caption, ImageEntry, cleaned_caption, load_json, normalise_caption, valid_unicode
+from lgip_dataset.coco import Caption, ImageEntry, clean_caption, kept_caption, load_json, valid_unicode
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS, Variant
 from lgip_dataset.perturb.registry import imported_type
@@ -82,9 +82,10 @@ def _image_id(path: Path, key: str, filename: str) -> int:
 
 
 def _text(raw, what: str, where: str, skips: SkipLog, cleaned: SkipLog | None) -> Caption | None:
-    """The cleaned ``raw`` (:func:`~lgip_dataset.coco.cleaned_caption`; its cleanings counted in ``cleaned``),
+    """The cleaned ``raw`` (:func:`~lgip_dataset.coco.kept_caption`; its cleanings counted in ``cleaned``),
     or None with the reason counted in ``skips``."""
-    text = normalise_caption(raw) if isinstance(raw, str) else ""
+    cleaning = clean_caption(raw) if isinstance(raw, str) else ("", [])
+    text = cleaning[0]
     if text and not valid_unicode(text):
         skips.add(f"SugarCrepe {what} not valid Unicode (an unpaired surrogate)", where)
     elif not text:
@@ -92,7 +93,7 @@ def _text(raw, what: str, where: str, skips: SkipLog, cleaned: SkipLog | None) -
     elif len(text) > MAX_CAPTION_CHARS:
         skips.add(f"SugarCrepe {what} longer than {MAX_CAPTION_CHARS} characters", where)
     else:
-        return cleaned_caption("", raw, f"{where} ({what})", cleaned)
+        return kept_caption("", raw, cleaning, f"{where} ({what})", cleaned)
     return None
 
 

@@ -49,11 +49,12 @@ def _requested(argv: list[str]) -> set[str]:
 
 
 # What an interrupted command leaves for its rerun (every command writes its files atomically).
+_CACHE_KEPT = "the embeddings cached so far are kept and a rerun reuses them (none with --cache-dir none)"
 KEPT_ON_INTERRUPT = {
     "build": "the image shards finished so far (1,000 images each) are kept beside --out, in .<name>.partial, and a "
              "rerun with the same arguments reuses them; the captions are perturbed again",
-    "score": "the embeddings cached so far are kept and a rerun reuses them (none with --cache-dir none)",
-    "evaluate": "the embeddings cached so far are kept and a rerun reuses them (none with --cache-dir none)",
+    "score": _CACHE_KEPT,
+    "evaluate": _CACHE_KEPT,
 }
 NOTHING_KEPT = "no file was left half-written; run the command again"
 

@@ -30,9 +30,9 @@ def leftovers(root) -> list[str]:
 
 
 def test_build_refuses_a_disk_too_small_for_its_images_before_writing(coco, tmp_path, monkeypatch):
-    from lgip_dataset import materialize
+    from lgip_dataset import atomic
 
-    monkeypatch.setattr(materialize.shutil, "disk_usage", lambda path: Usage(10**9, 10**9, 100))
+    monkeypatch.setattr(atomic.shutil, "disk_usage", lambda path: Usage(10**9, 10**9, 100))
     outcome = run_cli("build", "--captions", coco[0], "--images", coco[1], "--out", tmp_path / "out", "--quiet")
     assert outcome.code != 0 and "Traceback" not in outcome.text
     assert "its disk has 0.0 MiB free and the images alone need" in outcome.err
@@ -55,9 +55,10 @@ def score(tmp_path, *extra):
 
 
 def test_score_refuses_a_disk_too_small_for_its_scores_before_loading_the_model(tmp_path, monkeypatch):
+    from lgip_dataset import atomic
     from lgip_metric.scoring import engine
 
-    monkeypatch.setattr(engine.shutil, "disk_usage", lambda path: Usage(10**9, 10**9, 100))
+    monkeypatch.setattr(atomic.shutil, "disk_usage", lambda path: Usage(10**9, 10**9, 100))
     monkeypatch.setattr(engine, "load_model", full)  # reached only if the space were not checked first
     outcome = score(tmp_path, "--cache-dir", "none")
     assert outcome.code != 0 and "Traceback" not in outcome.text

@@ -33,8 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    caption = normalise_caption(Perturber.validate_caption(args.caption, what="CAPTION"))  # as a build stores it
-    Perturber.validate_caption(caption, what="CAPTION (without its format characters)")
+    caption = Perturber.validate_caption(normalise_caption(args.caption), what="CAPTION")  # as a build stores it
     perturber = Perturber(k_same=args.k_same, k_diff=args.k_diff, families=resolve_families(args.families, what="--families"))
     result = perturber.perturb(caption, seed=args.seed)
     if args.json:

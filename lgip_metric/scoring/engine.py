@@ -22,13 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import datasets
 import numpy as np
@@ -39,7 +39,7 @@ import torch
 from tqdm.auto import tqdm
 
 from lgip_dataset import hub_io, schema
-from lgip_dataset.atomic import atomic_path, atomic_write_text
+from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space
 from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
@@ -232,11 +232,8 @@ class _Job:
             (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
         self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
         provenance = self._provenance(encoder, cache, counts, digests)
-        try:
+        with _writing(provenance_path):
             atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
-        except OSError as err:
-            raise LGIPError(f"cannot write {provenance_path} ({err.strerror or err}); free space there or choose "
-                            "another --out, then run again") from None
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written)
 
@@ -244,11 +241,7 @@ class _Job:
         """Refuse, before any model is loaded, an --out whose disk cannot hold the scores: about the size of
         the scored config's shards plus three float64 columns (scores computed and then lost help no one)."""
         need = sum(p.stat().st_size for p in self.files.shards(self.config)) + 3 * 8 * n_rows
-        folder = next(f for f in (self.out_dir, *self.out_dir.parents) if f.exists())  # --out may not exist yet
-        free = shutil.disk_usage(folder).free
-        if free < need:
-            raise LGIPError(f"--out {self.out_dir}: its disk has {free / 2**20:,.1f} MiB free and the scores need about "
-                            f"{need / 2**20:,.1f} MiB; free space there or choose another --out")
+        check_free_space(self.out_dir, need, "the scores")
 
     def _embed_images(self, encoder: Encoder, source, positions, workers, keys, dim, cache):
         """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
@@ -436,11 +429,18 @@ def _write_table(table: pa.Table, path: Path, columns) -> tuple[pa.Table, str]:
     gives) and the file's SHA-256, hashed from the bytes as they are written (the file is never read
     back, nor held whole in memory)."""
     table = table.select(list(columns))
+    with _writing(path), atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        sink = _HashingFile(handle)
+        pq.write_table(table, sink)
+    return table, sink.digest.hexdigest()
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Turn a failed write of the output ``path`` (a full disk; the half-written file is gone: atomic_path)
+    into a message that says what to do."""
     try:
-        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-            sink = _HashingFile(handle)
-            pq.write_table(table, sink)
-    except OSError as err:  # a full disk: the half-written file is gone (atomic_path), the message says what to do
+        yield
+    except OSError as err:
         raise LGIPError(f"cannot write {path} ({err.strerror or err}); free space there or choose another --out, then "
                         "run again (embeddings cached so far are reused unless --cache-dir none)") from None
-    return table, sink.digest.hexdigest()

@@ -82,9 +82,10 @@ def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Tab
 
 def read_alike(encoder, rows: pa.Table, caption_idx: np.ndarray, variant_idx: np.ndarray) -> np.ndarray:
     """Per row, whether its caption and variant reach the model as the same token ids although the texts
-    differ: one text once the model has normalised them (case, for a lower-casing tokenizer), or an edit
-    past the model's context. A text shorter than the context in characters is never truncated, so only
-    rows whose two texts are both that long are tokenised (none in COCO-length captions)."""
+    differ: one text once the model's ``normalize_text`` has run (the unique-text codes say so: case, for
+    SigLIP 2, which lower-cases there), or two long texts whose token ids match, as with an edit past the
+    context. A text shorter than the context in characters is never truncated, so only rows whose two texts
+    are both that long are tokenised (none in COCO-length captions)."""
     alike = caption_idx == variant_idx
     context = int(encoder.provenance()["text"]["context_length"])
     long = pc.and_(pc.greater_equal(pc.utf8_length(rows.column("caption")), context),
