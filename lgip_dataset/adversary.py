@@ -57,6 +57,21 @@ def image_folds(image_ids, folds: int = FOLDS) -> np.ndarray:
     return out
 
 
+def random_folds(image_ids, folds: int, entropy) -> np.ndarray:
+    """Fold of each image id in a random partition of the distinct ids into ``folds`` near-equal folds, drawn
+    with ``numpy.random.default_rng(entropy)`` (``entropy``: a tuple of ints naming the stream, the seed and
+    the draw, so that the build's and the audit's partitions never coincide). The ids are put in their
+    sorted text order first, so the partition depends on the set of ids and the entropy, not on row order."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(pd.Series([str(i) for i in image_ids], dtype=object))
+    order = np.argsort(np.asarray(uniques, dtype=object).astype(str), kind="stable")
+    fold_of_sorted = np.random.default_rng(list(entropy)).permutation(len(uniques)) % folds
+    fold_of_unique = np.empty(len(uniques), dtype=np.int64)
+    fold_of_unique[order] = fold_of_sorted
+    return fold_of_unique[codes] if len(codes) else np.empty(0, dtype=np.int64)
+
+
 def _vectorizer(learner: str):
     from sklearn.feature_extraction.text import CountVectorizer
 
@@ -65,19 +80,27 @@ def _vectorizer(learner: str):
     return CountVectorizer(**SETTINGS[learner], dtype=np.float64)
 
 
-def _pair_features(originals: list[str], variants: list[str], learner: str):
-    """(x, seen) of every pair: x = phi(original) - phi(variant) over the n-grams of all the texts
-    (each distinct text analysed once), and ``seen`` the sparse 0/1 indicator of the n-grams in
-    either text of the pair (a training fold's vocabulary is the union of its pairs' rows)."""
+def pair_counts(originals: list[str], variants: list[str], learner: str = "word"):
+    """(phi(original), phi(variant)) of every pair: the sparse n-gram counts of ``learner``'s analyser over
+    the n-grams of all the texts (each distinct text analysed once); (None, None) when no text has an n-gram."""
     import pandas as pd
 
-    codes, texts = pd.factorize(pd.Series(originals + variants, dtype=object))
+    codes, texts = pd.factorize(pd.Series([str(t) for t in originals] + [str(t) for t in variants], dtype=object))
     vectorizer = _vectorizer(learner)
     try:
         counts = vectorizer.fit_transform(list(texts)).tocsr()
     except ValueError:  # no n-gram in any text (empty vocabulary)
         return None, None
-    first, second = counts[codes[:len(originals)]], counts[codes[len(originals):]]
+    return counts[codes[:len(originals)]], counts[codes[len(originals):]]
+
+
+def _pair_features(originals: list[str], variants: list[str], learner: str):
+    """(x, seen) of every pair: x = phi(original) - phi(variant) (:func:`pair_counts`), and ``seen`` the sparse
+    0/1 indicator of the n-grams in either text of the pair (a training fold's vocabulary is the union of its
+    pairs' rows)."""
+    first, second = pair_counts(originals, variants, learner)
+    if first is None:
+        return None, None
     seen = (first + second).tocsr()
     seen.data[:] = 1.0
     return (first - second).tocsr(), seen

@@ -3,70 +3,58 @@
 A hard family offers, per site of a caption, a *pool* of fitting replacements
 (:meth:`lgip_dataset.perturb.Perturber.hard_pools`). Chosen one caption at a time, the flips carry the
 generator's habits: counts only go from one to many, "boy" is far more often inserted than removed,
-"grey" is only ever removed. A learner that sees only the two texts finds such habits, and so can a
-model's text tower. Here the choice is made for the set, as one integer program per build and set (the hard types together;
-``hard_relation``, which offers pools the same way, on its own, so that building it never moves a hard
-flip) (``scipy.optimize.milp``, HiGHS):
+"grey" is only ever removed, "white sink" is in captions and "pink sink" only in flips. A learner that
+sees only the two texts finds such habits, and so can a model's text tower. Here the choice is made for
+the set (the hard types together; ``hard_relation``, which offers pools the same way, on its own, so that
+building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.balance_program`):
 
-* **balance by construction**: within each hard type, every word is removed by the chosen flips as
-  often as it is inserted, to within ``WORD_TOLERANCE`` (the words of the two texts' difference: the
-  replaced word and the agreement edits, "A dog is" -> "Two dogs are"), and the flips that the
-  build's bigram LM finds less likely than their caption are as many as those it finds more likely,
-  to within ``LM_TOLERANCE`` of the type's sites. The words balance within each image fold of the
-  learner too (``BALANCE_WITHIN_FOLDS``): balanced over the whole set only, the folds a learner trains on
-  lean exactly the other way from the fold it is tested on, and a cross-fitted learner then reads
-  *below* chance (measured on val2017: a character learner at 0.42), which is an artifact of the
-  balance, not of the texts;
-* **coverage on images**: at most one flip per site; an image with a hard flip is worth
-  ``IMAGE_COVER_WORTH`` and each of its types with one ``TYPE_COVER_WORTH`` beyond the flips'
-  ``FLIP_WORTH``, so the program covers every image and type the balance allows before it adds flips;
-* **filtered second, cross-fitted**: the learner of :mod:`lgip_dataset.adversary` (word 1-2-grams),
-  trained on the chosen flips of the *other* image folds only, scores every candidate of a fold; the
-  choice is made again with each candidate's margin as a cost, and candidates it still picks out with
-  a margin above ``FILTER_MARGIN`` are dropped before the last choice (which is balanced again). No
-  candidate is ever judged by a learner trained on its own image's flips. The report ends with the same
-  learner's held-out accuracy on the chosen set (trained on the other folds' chosen flips), the audit
-  that ``lgip audit`` repeats on the built folder.
+* **balanced to look unbiased, not exactly**: within each type, every word and word bigram of the two
+  texts' difference ("A white sink" -> "A pink sink" removes "white" and "white sink", inserts "pink" and
+  "pink sink") is removed as often as inserted up to a seeded random target, the net count an unbiased
+  generator would show (:meth:`~lgip_dataset.balance_program.Program.retarget`). Balanced exactly, every
+  learner cross-fitted on the set reads *below* chance on any image partition (its training folds lean
+  against its test fold by construction: measured on val2017, a character learner at 0.45 and a naive
+  Bayes learner at 0.37 with exact bigram balance), which measures the balance, not the texts. The flips
+  the build's bigram LM finds less likely than their caption are as many as those it finds more likely,
+  within each band of the LM's strength;
+* **coverage on images**: at most one flip per site, every image and (image, type) with a flip worth more
+  than a flip;
+* **adversarially filtered, the AFLite way**: learners (word 1-2-gram logistic regressions, one per type)
+  trained on the chosen flips of the other folds of ``DRAWS`` random image partitions (drawn from the
+  build's own stream, :data:`STREAM`; an audit draws from another) score every candidate; while the mean
+  held-out accuracy of a type is above ``TARGET``, the ``DROP_SHARE`` of its chosen flips that the learners
+  pick out most surely are dropped and the choice is made again with every candidate's mean margin as a
+  cost, at most ``MAX_ROUNDS`` times. No candidate is judged by a learner that saw its image.
 
-The result depends only on the pools and the seed (ties are broken by a SHA-256 of the seed and the
-texts).
+A set of more than ``BLOCK_CAPTIONS`` captions is chosen in blocks of images (a random partition from the
+build's stream), each block one program balanced on its own, so the time grows linearly with the captions;
+the learners of the rounds see the whole set. Every solve is taken to the gap ``MIP_GAP`` with no time limit,
+and the gap each reached is recorded. The result depends only on the pools and the seed.
 """
 from __future__ import annotations
 
-import hashlib
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
 
-from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, image_folds, pair_features
-from lgip_dataset.ngram import words
+from lgip_dataset import balance_program
+from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds
+from lgip_dataset.balance_program import Program, Site, word_diff
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
 
-WORD_TOLERANCE = 2  # |removed - inserted| of every word within a type, at most, in all and in each image fold
-BALANCE_WITHIN_FOLDS = True  # each image fold of the learner balanced on its own too (see the module docstring)
-LM_TOLERANCE = 0.01  # |LM-prefers-caption - LM-prefers-flip| within a type, as a share of its sites (at least 2)
-FLIP_WORTH = 1.0  # what a chosen flip is worth
-TYPE_COVER_WORTH = 2.0  # what an image with a flip of a type is worth, beyond its flips
-IMAGE_COVER_WORTH = 4.0  # what an image with any hard flip is worth, beyond its types
-TIER_COST = 0.25  # per tier further from the original's kind
-LEARNER_COST = 0.4  # per unit of positive cross-fitted learner margin
-FILTER_MARGIN = 1.75  # candidates the cross-fitted learner picks out with a larger margin are dropped
-ROUNDS = 1  # learner rounds (each a choice with the margins as costs) before the filter
+STREAM = 0x6275696C  # the build's partitions: numpy.random.default_rng([STREAM, seed, ...])
+BLOCK_CAPTIONS = 30_000  # a set with more captions is chosen in blocks of images of about this many captions
+DRAWS = 3  # random image partitions of the learners per round
+LEARNERS = ("word",)  # the build's learners (lgip_dataset.adversary); an audit adds others
+TARGET = 0.53  # the rounds stop once every type's mean held-out learner accuracy is at most this
+MAX_ROUNDS = 6
+DROP_SHARE = 0.04  # of a type's chosen flips above the target, the share the learners pick out most surely, per round
 MIN_USES = 20  # words with at least this many uses are reported in the balance figures
+_BLOCKS, _ROUND = 0, 1  # what a draw of the build's stream is for
 
-
-@dataclass(frozen=True)
-class Site:
-    """One site of a hard family in one caption, with its pool of candidate flips."""
-    caption_id: str
-    image_id: object
-    caption: str
-    type: str
-    candidates: tuple[Variant, ...]
+__all__ = ["Choice", "Site", "choose", "describe"]
 
 
 @dataclass
@@ -76,131 +64,15 @@ class Choice:
     report: dict = field(default_factory=dict)
 
 
-def _diff(caption: str, variant: str) -> tuple[Counter, Counter]:
-    """(removed, inserted) words of the flip: the two texts' word multisets less what they share."""
-    before, after = Counter(words(caption)), Counter(words(variant))
-    return before - after, after - before
-
-
-def _tie_break(seed: int, caption_id: str, text: str) -> float:
-    digest = hashlib.sha256(f"{seed}\x1f{caption_id}\x1f{text}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0 ** 64
-
-
-class _Problem:
-    """The candidates of every site as one flat table, and the integer program of a balanced choice: one
-    variable per candidate (chosen or not), then one per (image, type) and one per image (covered or not)."""
-
-    def __init__(self, sites: list[Site], seed: int):
-        self.sites = sites
-        rows = [(s, v) for s, site in enumerate(sites) for v in site.candidates]
-        self.site = np.array([s for s, _ in rows], dtype=np.int64)
-        self.variants = [v for _, v in rows]
-        self.captions = [sites[s].caption for s, _ in rows]
-        self.types = [sites[s].type for s, _ in rows]
-        self.image_ids = [sites[s].image_id for s, _ in rows]
-        self.tier = np.array([v.plausibility["tier"] for v in self.variants], dtype=np.float64)
-        self.lm_sign = np.sign([v.plausibility["lm_delta"] for v in self.variants])
-        self.noise = np.array([_tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
-        self.diffs = [_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
-        self.fold = image_folds(self.image_ids) if BALANCE_WITHIN_FOLDS else np.full(len(rows), -1, dtype=np.int64)
-        _, self.group = np.unique(np.array([f"{i}\x1f{t}" for i, t in zip(self.image_ids, self.types)]),
-                                  return_inverse=True)
-        _, self.image = np.unique(np.array([str(i) for i in self.image_ids]), return_inverse=True)
-        self.width = len(self) + int(self.group.max(initial=-1)) + 1 + int(self.image.max(initial=-1)) + 1
-        self._constraints = self._build_constraints()
-        self._features = None  # the candidates' learner features (margins), once asked for
-
-    def __len__(self) -> int:
-        return len(self.variants)
-
-    def _rows(self, rows, columns, values, count: int) -> sp.csr_matrix:
-        return sp.csr_matrix((values, (rows, columns)), shape=(count, self.width))
-
-    def _build_constraints(self) -> list[LinearConstraint]:
-        n, candidates = len(self), np.arange(len(self))
-        one_per_site = self._rows(self.site, candidates, np.ones(n), len(self.sites))
-        cells: dict[tuple, dict[int, float]] = defaultdict(dict)  # (type, word, image fold or -1 for all)
-        for j, (removed, inserted) in enumerate(self.diffs):
-            for words_, sign in ((removed, 1.0), (inserted, -1.0)):
-                for word, k in words_.items():
-                    # overall, then in the image fold: a fixed order (a set's order follows the process's string
-                    # hashing, and the constraints' row order steers which of equally worthy choices HiGHS returns)
-                    for cell in dict.fromkeys(((self.types[j], word, -1), (self.types[j], word, int(self.fold[j])))):
-                        cells[cell][j] = cells[cell].get(j, 0.0) + sign * k
-        entries = [(r, j, v) for r, row in enumerate(cells.values()) for j, v in row.items() if v]
-        r, c, v = zip(*entries) if entries else ((), (), ())
-        balance = self._rows(r, c, v, len(cells))
-        type_names = sorted(set(self.types))
-        type_index = np.array([type_names.index(t) for t in self.types])
-        lm = self._rows(type_index, candidates, self.lm_sign, len(type_names))
-        sites_of_type = Counter(site.type for site in self.sites)
-        lm_slack = np.array([max(2.0, np.floor(LM_TOLERANCE * sites_of_type[t])) for t in type_names])
-        texts = defaultdict(list)  # one flip per text of a caption (two sites seldom give the same text)
-        for j, variant in enumerate(self.variants):
-            texts[(self.sites[self.site[j]].caption_id, variant.text)].append(j)
-        twins = [js for js in texts.values() if len(js) > 1]
-        tr = [(t, j) for t, js in enumerate(twins) for j in js]
-        twin_rows = self._rows([t for t, _ in tr], [j for _, j in tr], np.ones(len(tr)), len(twins))
-        constraints = [LinearConstraint(one_per_site, -np.inf, 1.0),
-                       LinearConstraint(balance, -WORD_TOLERANCE, WORD_TOLERANCE),
-                       LinearConstraint(lm, -lm_slack, lm_slack), LinearConstraint(twin_rows, -np.inf, 1.0)]
-        # a (image, type) or an image counts as covered only when one of its candidates is chosen
-        for index, offset in ((self.group, n), (self.image, n + int(self.group.max()) + 1)):
-            count = int(index.max()) + 1
-            cover = self._rows(np.r_[index, np.arange(count)], np.r_[candidates, offset + np.arange(count)],
-                               np.r_[-np.ones(n), np.ones(count)], count)
-            constraints.append(LinearConstraint(cover, -np.inf, 0.0))
-        return constraints
-
-    def solve(self, margins: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-        """The chosen candidates (a boolean mask) that maximise the worth of the choice under balance.
-
-        The linear relaxation is nearly integral (the constraints are those of a flow but for the
-        candidates that change several words and the coverage variables): it is solved first, its
-        integral values are kept, and the integer program is solved over the fractional ones; if that
-        has no solution, over every candidate the relaxation uses (measured on val2017: 16 s against 270 s
-        for the whole program, within 1e-4 of its worth), and over all of them if that has none either."""
-        flips = FLIP_WORTH - TIER_COST * self.tier - LEARNER_COST * np.maximum(margins, 0.0) + 1e-3 * self.noise
-        covers = self.width - len(self) - (int(self.image.max()) + 1)
-        worth = np.r_[flips, np.full(covers, TYPE_COVER_WORTH), np.full(self.width - len(self) - covers, IMAGE_COVER_WORTH)]
-        upper = np.r_[np.where(allowed, 1.0, 0.0), np.ones(self.width - len(self))]
-        relaxed = self._milp(worth, np.zeros(self.width), upper, integral=False)
-        if relaxed is None:
-            raise RuntimeError("the balanced choice of hard flips found no solution")
-        unused = np.where(relaxed < 1e-6, 0.0, upper)
-        result = self._milp(worth, np.where(relaxed > 1 - 1e-6, 1.0, 0.0), unused, True)
-        if result is None:
-            result = self._milp(worth, np.zeros(self.width), unused, True)
-        if result is None:
-            result = self._milp(worth, np.zeros(self.width), upper, integral=True)
-        if result is None:
-            raise RuntimeError("the balanced choice of hard flips found no solution")
-        return result[:len(self)] > 0.5
-
-    def _milp(self, worth: np.ndarray, lower: np.ndarray, upper: np.ndarray, integral: bool) -> np.ndarray | None:
-        result = milp(-worth, constraints=self._constraints, integrality=np.full(self.width, int(integral)),
-                      bounds=Bounds(lower, upper), options={"mip_rel_gap": 1e-6})
-        return result.x
-
-    def margins(self, chosen: np.ndarray) -> np.ndarray:
-        """Every candidate's margin from word learners (one per type) trained on the chosen candidates of
-        the other image folds (:func:`out_of_fold_margins`, the candidates' features computed once)."""
-        if self._features is None:
-            self._features = pair_features(self.captions, [v.text for v in self.variants])
-        return fold_margins(self._features, image_folds(self.image_ids), np.unique(self.types, return_inverse=True)[1],
-                            train=chosen)
-
-
 def _set_of(type_: str) -> str:
     """The set a type is balanced in: the hard flips (``HARD``) together, every other type on its own."""
     return "hard" if type_ in HARD else type_
 
 
 def choose(sites: list[Site], seed: int = 0) -> Choice:
-    """The balanced choice of flips over ``sites`` (module docstring), one integer program per set: the
-    hard flips together (``report["hard_set"]``), each other type alone (``report["sets"]``), so that
-    building another family beside the hard ones never moves a hard flip."""
+    """The balanced choice of flips over ``sites`` (module docstring), per set: the hard flips together
+    (``report["hard_set"]``), each other type alone (``report["sets"]``), so that building another family
+    beside the hard ones never moves a hard flip."""
     choice = Choice(report={**describe(), "per_type": {}})
     sets: dict[str, list[Site]] = {}
     for site in sites:
@@ -217,27 +89,102 @@ def choose(sites: list[Site], seed: int = 0) -> Choice:
     return choice
 
 
+class _Blocks:
+    """The programs of a set's blocks of images, and the candidates of all of them in one order."""
+
+    def __init__(self, sites: list[Site], seed: int):
+        captions = len({site.caption_id for site in sites})
+        count = max(1, -(-captions // BLOCK_CAPTIONS))
+        block = random_folds([site.image_id for site in sites], count, (STREAM, seed, _BLOCKS))
+        self.programs = [Program([s for s, b in zip(sites, block) if b == k], seed) for k in range(count)]
+        self.programs = [p for p in self.programs if len(p.sites)]
+        self.sites = [site for p in self.programs for site in p.sites]
+        self.site = np.concatenate([p.site + sum(len(q.sites) for q in self.programs[:k])
+                                    for k, p in enumerate(self.programs)]) if self.programs else np.zeros(0, np.int64)
+        self.variants = [v for p in self.programs for v in p.variants]
+        self.captions = [c for p in self.programs for c in p.captions]
+        self.types = np.array([t for p in self.programs for t in p.types], dtype=object)
+        self.image_ids = [i for p in self.programs for i in p.image_ids]
+        self.diffs = [d for p in self.programs for d in p.diffs]
+        self.lm_sign = np.sign(np.concatenate([p.lm_delta for p in self.programs])) if self.programs else np.zeros(0)
+        self.type_index = np.unique(self.types.astype(str), return_inverse=True)[1]
+        ends = np.cumsum([len(p) for p in self.programs])
+        self.spans = list(zip(np.r_[0, ends[:-1]].astype(int), ends.astype(int)))
+        self.seed = seed
+        self._features = None
+
+    def __len__(self) -> int:
+        return len(self.variants)
+
+    def solve(self, margins: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """Each block's choice (:meth:`Program.solve`), as one mask over all candidates."""
+        parts = [p.solve(margins[a:b], allowed[a:b]) for p, (a, b) in zip(self.programs, self.spans)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+    def retarget(self, chosen: np.ndarray) -> None:
+        """Each block's cells balanced to their random targets (:meth:`Program.retarget`)."""
+        for program, (a, b) in zip(self.programs, self.spans):
+            program.retarget(chosen[a:b])
+
+    def margins(self, chosen: np.ndarray, round_: int) -> np.ndarray:
+        """Every candidate's margins, one column per (partition, learner) of the round, from learners (one per
+        type) trained on the chosen candidates of the other folds (the candidates' features computed once)."""
+        if self._features is None:
+            self._features = {learner: pair_features(self.captions, [v.text for v in self.variants], learner)
+                              for learner in LEARNERS}
+        columns = [fold_margins(self._features[learner],
+                                random_folds(self.image_ids, FOLDS, (STREAM, self.seed, _ROUND, round_, draw)),
+                                self.type_index, train=chosen)
+                   for draw in range(DRAWS) for learner in LEARNERS]
+        return np.column_stack(columns)
+
+
 def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
-    """The chosen flips (caption id -> type -> flips), the figures per type and the set's learner figures."""
-    problem = _Problem(sites, seed)
+    """The chosen flips (caption id -> type -> flips), the figures per type and the set's figures (module
+    docstring: exact choice, random targets, then the adversarial rounds)."""
+    problem = _Blocks(sites, seed)
     allowed = np.ones(len(problem), dtype=bool)
-    margins = np.zeros(len(problem))
-    chosen = problem.solve(margins, allowed)
-    for _ in range(ROUNDS):
-        margins = problem.margins(chosen)
-        chosen = problem.solve(margins, allowed)
-    final_margins = problem.margins(chosen)
-    allowed = final_margins <= FILTER_MARGIN
-    chosen = problem.solve(final_margins, allowed)
-    audit = problem.margins(chosen)  # the held-out audit of the chosen set: learners of the other folds' choice
+    no_margins = np.zeros(len(problem))
+    chosen = problem.solve(no_margins, allowed)
+    problem.retarget(chosen)
+    chosen = problem.solve(no_margins, allowed)
+    rounds = []
+    for round_ in range(MAX_ROUNDS + 1):
+        margins = problem.margins(chosen, round_)
+        held = _held_out(margins, chosen, problem.type_index)
+        rounds.append({"chosen": int(chosen.sum()), "candidates_left": int(allowed.sum()),
+                       "held_out": {_type_name(problem, t): a for t, a in held.items()}})
+        above = [t for t, accuracy in held.items() if accuracy > TARGET]
+        if not above or round_ == MAX_ROUNDS:
+            break
+        mean, sure = margins.mean(axis=1), (margins > 0).mean(axis=1) > 0.5
+        for t in above:
+            of_type = np.flatnonzero(chosen & sure & (problem.type_index == t))
+            count = int(np.ceil(DROP_SHARE * (chosen & (problem.type_index == t)).sum()))
+            allowed[of_type[np.argsort(-mean[of_type], kind="stable")[:count]]] = False
+        chosen = problem.solve(mean, allowed)
     flips: dict[str, dict[str, list[Variant]]] = {}
     for j in np.flatnonzero(chosen):
-        site = sites[problem.site[j]]
+        site = problem.sites[problem.site[j]]
         flips.setdefault(site.caption_id, {}).setdefault(site.type, []).append(problem.variants[j])
-    return flips, _figures(problem, chosen, allowed, audit), _learner_figures(problem, chosen, audit)
+    audit = margins[:, 0]  # the last round's first partition: the build's own (in-sample) learner figure
+    figures = {**_learner_figures(problem, chosen, audit), "rounds": rounds, "blocks": len(problem.programs),
+               "mip_gaps": [g for p in problem.programs for g in p.gaps]}
+    return flips, _figures(problem, chosen, allowed, audit), figures
 
 
-def _learner_figures(problem: _Problem, picked: np.ndarray, margins: np.ndarray) -> dict:
+def _type_name(problem: _Blocks, index: int) -> str:
+    return sorted(set(problem.types.astype(str)))[index]
+
+
+def _held_out(margins: np.ndarray, chosen: np.ndarray, type_index: np.ndarray) -> dict[int, float]:
+    """Per type (index), the mean over the round's partitions of the learners' held-out accuracy on the chosen."""
+    return {int(t): float(np.mean([held_out_accuracy(margins[chosen & (type_index == t), k])
+                                   for k in range(margins.shape[1])]))
+            for t in np.unique(type_index[chosen])}
+
+
+def _learner_figures(problem: _Blocks, picked: np.ndarray, margins: np.ndarray) -> dict:
     """The word learner's held-out accuracy on the ``picked`` flips (a mask) with its 95% image-bootstrap
     interval."""
     ids = [problem.image_ids[j] for j in np.flatnonzero(picked)]
@@ -245,13 +192,13 @@ def _learner_figures(problem: _Problem, picked: np.ndarray, margins: np.ndarray)
             "learner_interval": accuracy_interval(margins[picked], ids, seed=0)}
 
 
-def _figures(problem: _Problem, chosen: np.ndarray, allowed: np.ndarray, audit: np.ndarray) -> dict:
+def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: np.ndarray) -> dict:
     """Per type: sites, candidates, filtered, chosen flips, images with a site and with a flip, the word
     balance reached (largest |removed - inserted|, and its share of the uses for words used at least
-    ``MIN_USES`` times), the bigram LM's preferences, and the word learner's held-out accuracy."""
+    ``MIN_USES`` times), the bigram LM's preferences, and the build's own word learner's held-out accuracy."""
     figures = {}
-    for type_ in sorted(set(problem.types)):
-        of_type = np.array([t == type_ for t in problem.types])
+    for type_ in sorted(set(problem.types.astype(str))):
+        of_type = problem.types.astype(str) == type_
         picked = np.flatnonzero(chosen & of_type)
         net, uses = Counter(), Counter()
         for j in picked:
@@ -262,7 +209,11 @@ def _figures(problem: _Problem, chosen: np.ndarray, allowed: np.ndarray, audit: 
             uses.update(inserted)
         frequent = {w: abs(net[w]) / uses[w] for w in uses if uses[w] >= MIN_USES}
         sites = {s for s, t in enumerate(problem.sites) if t.type == type_}
+        missed = np.concatenate([p.misses(chosen[a:b]).get(type_, np.zeros(0))
+                                 for p, (a, b) in zip(problem.programs, problem.spans)])
         figures[type_] = {
+            "balance_cells": int(missed.size), "cells_off_target": int((missed > 0).sum()),
+            "largest_target_miss": float(missed.max(initial=0.0)),
             "sites": len(sites), "candidates": int(of_type.sum()), "filtered": int((of_type & ~allowed).sum()),
             "flips": len(picked), "images_with_site": len({problem.sites[s].image_id for s in sites}),
             "images_with_flip": len({problem.image_ids[j] for j in picked}),
@@ -278,16 +229,15 @@ def _figures(problem: _Problem, chosen: np.ndarray, allowed: np.ndarray, audit: 
 
 def describe() -> dict:
     """The rule's constants, for a build's record."""
-    return {"rule": "one integer program per set (the hard types together, hard_relation alone) over every site's "
-                    "pool of fitting candidates (scipy.optimize.milp, HiGHS): at most one flip per site; per type and image fold every word removed as often as "
-                    "inserted, and as many flips the bigram LM finds likelier than their caption as the reverse, "
-                    "within the tolerances; worth: each image and each (image, type) with a flip, then each flip "
-                    "(less a cost per tier and per unit of cross-fitted learner margin); "
-                    f"{ROUNDS} learner round(s), then the candidates the learner picks out with a margin above "
-                    f"{FILTER_MARGIN} dropped and the choice made again; every learner trained on the chosen flips of "
-                    "the other image folds only",
-            "word_tolerance": WORD_TOLERANCE, "lm_tolerance": LM_TOLERANCE, "flip_worth": FLIP_WORTH,
-            "type_cover_worth": TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
-            "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "filter_margin": FILTER_MARGIN,
-            "rounds": ROUNDS, "learner_folds": FOLDS, "balance_within_folds": BALANCE_WITHIN_FOLDS,
-            "min_uses": MIN_USES}
+    return {"rule": "per set (the hard types together, hard_relation alone) and block of images, an integer program over "
+                    "every site's pool of fitting candidates (scipy.optimize.milp, HiGHS): at most one flip per site; per "
+                    "type every word and word bigram of the texts' difference removed as often as inserted up to a seeded "
+                    "random target (the net count of a fair coin per image), missed only at a cost; as many flips the "
+                    "bigram LM finds likelier than their caption as the reverse within each band of its strength; worth: "
+                    "each image and each (image, type) with a flip, then each flip (less a cost per tier and per unit of "
+                    "cross-fitted learner margin); then adversarial rounds: word learners on random image partitions of "
+                    "the build's own stream score every candidate, and while a type's mean held-out accuracy is above the "
+                    "target its most surely picked flips are dropped and the choice made again",
+            **balance_program.describe(), "blocks_of_captions": BLOCK_CAPTIONS, "draws": DRAWS,
+            "learners": list(LEARNERS), "learner_folds": FOLDS, "target": TARGET, "max_rounds": MAX_ROUNDS,
+            "drop_share": DROP_SHARE, "partition_stream": STREAM, "min_uses": MIN_USES}

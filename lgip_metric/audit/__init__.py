@@ -28,12 +28,13 @@ Files: :mod:`~lgip_metric.audit.sources` (inputs), :mod:`~lgip_metric.audit.text
 scores untrained models through :mod:`lgip_metric.api`, so it sits above it: it may import every room
 of lgip_metric but the commands (``docs/architecture.md``).
 """
-from lgip_metric.audit.markdown import markdown
+from lgip_metric.audit.held_out import corpus_captions
+from lgip_metric.audit.markdown import markdown, scaling_markdown
 from lgip_metric.audit.sources import Source, flip_rows, from_build, from_pairs_file, from_sugarcrepe
 from lgip_metric.audit.text_only import (ALL_BLOCK, HARD_BLOCK, MIN_USES, NGRAM_SCORERS, PAPER_BLOCK, TOP_WORDS, audit,
-                                         blocks, check_learners, positive_rates, word_artifacts)
+                                         blocks, check_learners, positive_rates, scaling, word_artifacts)
 from lgip_metric.audit.untrained import image_files, untrained_check
 
 __all__ = ["ALL_BLOCK", "HARD_BLOCK", "MIN_USES", "NGRAM_SCORERS", "PAPER_BLOCK", "TOP_WORDS", "Source", "audit", "blocks",
-           "check_learners", "flip_rows", "from_build", "from_pairs_file", "from_sugarcrepe", "image_files", "markdown",
+           "check_learners", "corpus_captions", "scaling", "scaling_markdown", "flip_rows", "from_build", "from_pairs_file", "from_sugarcrepe", "image_files", "markdown",
            "positive_rates", "untrained_check", "word_artifacts"]

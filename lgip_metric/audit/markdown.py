@@ -1,4 +1,4 @@
-"""The audit as markdown: its table (blocks, then types) and the top word imbalances per type."""
+"""The audit as markdown: its held-out and in-sample tables (blocks, then types) and the top word imbalances."""
 from __future__ import annotations
 
 from lgip_metric.audit.text_only import NGRAM_SCORERS
@@ -15,35 +15,80 @@ def _untrained_cell(block: dict | None) -> str:
     return f"{_cell(block, 'PR')} ({block['pairs']} pairs)" if block else "—"
 
 
+def _held_out_cell(block: dict | None) -> str:
+    """A held-out learner's mean accuracy with the range over the partitions drawn."""
+    if not block or block.get("accuracy") is None:
+        return "—"
+    low, high = block["range"]
+    return f"{block['accuracy']:.3f} ({low:.3f}–{high:.3f})"
+
+
+def _in_sample_cell(entry: dict | None) -> str:
+    return _cell(entry) if entry else "—"
+
+
 def markdown(result: dict, untrained: dict | None = None) -> str:
-    """The audit's table (blocks, then types) and the top word imbalances per type."""
+    """The audit's tables (held out first, then in-sample; blocks, then types) and the top word imbalances."""
     from lgip_metric.report.tables import markdown as table
 
-    learners = result["settings"]["learners"]
-    ci = interval_label(result["settings"]["confidence"])
+    settings = result["settings"]
+    learners = settings["learners"]
+    ci = interval_label(settings["confidence"])
     models = list((untrained or {}).get("models", {}))
-    header = ["type", "pairs", "images", *(f"{name} learner acc [{ci}]" for name in learners)]
-    header += [f"{key} PR" for key in NGRAM_SCORERS] if result["settings"]["ngram"] else []
+    held = [key for key in ("trigram", "corpus_trigram") if settings["ngram"] and (key != "corpus_trigram" or "corpus" in settings)]
+    header = ["type", "pairs", "images", *(f"{name} learner acc, mean (range)" for name in learners)]
+    header += [f"{NGRAM_SCORERS[key].split(' (')[0]} PR [{ci}]" for key in held]
     header += [f"untrained {m} PR [{ci}]" for m in models]
+    entries = [*((f"**{n}**", b) for n, b in result["blocks"].items()), *result["per_type"].items()]
     lines = []
-    for label, entry in [*((f"**{n}**", b) for n, b in result["blocks"].items()), *result["per_type"].items()]:
+    for label, entry in entries:
         name = label.strip("*")
-        cells = [label, entry["pairs"], entry["images"], *(_cell(entry["learners"].get(k)) for k in learners)]
-        if result["settings"]["ngram"]:
-            cells += [_cell(entry.get(key), "PR") for key in NGRAM_SCORERS]
+        cells = [label, entry["pairs"], entry["images"], *(_held_out_cell(entry["learners"].get(k)) for k in learners)]
+        cells += [_cell(entry.get(key), "PR") for key in held]
         cells += [_untrained_cell(untrained["models"][m]["PR"].get(name)) for m in models]
         lines.append(cells)
-    text = table(header, lines)
-    text += ("\nLearner accuracy: held-out share of pairs where a text-only logistic regression picks the human "
-             f"caption (a tie counts 1/2), one learner per type, cross-fitted over {result['settings']['folds']} "
-             "image folds; 0.5 is chance. PR: caption-nested share where the cross-fitted n-gram LM scores the "
-             "caption above the negative (a tie is not positive). Blocks pool their types' pairs.\n")
+    text = "### Held out: instruments no build uses\n\n" + table(header, lines)
+    text += (f"\nLearner accuracy: the share of pairs where a text-only learner picks the human caption (a tie counts "
+             f"1/2), one learner per type, cross-fitted over {settings['repeats']} random partitions of the images into "
+             f"{settings['folds']} folds drawn at audit time (seed {settings['seed']}; a build draws its own from "
+             "another stream): the mean and, in brackets, the range over the partitions. word/char: logistic "
+             "regressions on word 1-2-grams / character 2-4-grams; nb: naive Bayes on word 1-2-grams. PR: "
+             "caption-nested share where the LM scores the caption above the negative (a tie is not positive)"
+             + (f"; the corpus LM learnt {settings['corpus']['captions']:,} captions of "
+                f"{settings['corpus']['images']:,} other images in {settings['corpus']['file']}" if "corpus" in settings
+                else "") + ". 0.5 is chance, and a figure below it is an artifact too. Blocks pool their types' pairs.\n")
     if untrained:
         text += (f"Untrained models: seeded random weights, scored on the {untrained['pairs']} pairs of the "
                  f"{untrained['images_found']} images found in {untrained['images_dir']}; a model that cannot see "
                  "sits at PR 0.5 where the texts carry no systematic difference.\n")
-    text += f"\n### Words the negatives remove or add most unevenly (>= {result['settings']['min_uses']} uses)\n\n"
+    in_sample = result.get("in_sample") or {}
+    if settings["ngram"] or in_sample:
+        rows = [[label, _in_sample_cell(in_sample.get(label.strip("*"))), _cell(entry.get("bigram"), "PR")]
+                for label, entry in entries]
+        text += ("\n### In-sample: the build's own instruments\n\n"
+                 + table(["type", f"build's word learner acc [{ci}]", f"bigram PR (the build's folds) [{ci}]"], rows)
+                 + "\nThe build chose its hard flips against these (its word learners on its own partitions, recorded "
+                   "in lgip_build.json; its bigram LM on two image folds), so a figure near 0.5 here says little "
+                   "about the texts; the held-out figures above say how far text alone goes.\n")
+    text += f"\n### Words the negatives remove or add most unevenly (>= {settings['min_uses']} uses)\n\n"
     rows = [[t, w["word"], w["original"], w["replacement"], f"{w['imbalance']:+.2f}"]
             for t, words in result["artifacts"].items() for w in words]
     return text + (table(["type", "word", "in original", "in replacement", "imbalance"], rows) if rows
                    else "No word is used that often.\n")
+
+
+def scaling_markdown(entries: list[dict] | None) -> str:
+    """The scaling table: the held-out learners' mean accuracy per block and type by the captions audited."""
+    from lgip_metric.report.tables import markdown as table, number
+
+    if not entries:
+        return ""
+    names = list(entries[-1]["figures"])
+    learners = list(entries[-1]["figures"][names[0]]) if names else []
+    header = ["captions", "images", "pairs", *(f"{n}: {k}" for n in names for k in learners)]
+    lines = [[f"{e['captions']:,}", f"{e['images']:,}", f"{e['pairs']:,}",
+              *(number(e["figures"][n][k], digits=3) for n in names for k in learners)] for e in entries]
+    return ("\n### Held out, by size: does text alone gain with more captions?\n\n" + table(header, lines)
+            + "\nNested random subsets of the images (seeded), each audited as above (mean over the partitions); "
+              "the last row is the whole set. A figure that rises with the captions is a regularity a larger "
+              "training set would teach a text-only model.\n")

@@ -28,6 +28,7 @@ class Source:
     sha256: str  # of the bytes read
     file_names: dict = field(default_factory=dict)  # image_id -> image file name, where the input has them
     skipped: dict = field(default_factory=dict)  # reason -> {"count", "examples"}
+    in_sample: dict = field(default_factory=dict)  # type or block -> the build's own learner figure (lgip_build.json)
 
 
 def _digest(paths: list[Path]) -> str:
@@ -59,7 +60,25 @@ def from_build(folder: str | Path) -> Source:
         for shard in hub_io.config_files(folder, schema.IMAGES):
             table = pq.read_table(shard, columns=["image_id", "file_name"])
             file_names.update(zip(table.column("image_id").to_pylist(), table.column("file_name").to_pylist()))
-    return Source(frame, str(folder), "lgip build", _digest(shards), file_names)
+    return Source(frame, str(folder), "lgip build", _digest(shards), file_names, in_sample=_in_sample(folder))
+
+
+def _in_sample(folder: Path) -> dict:
+    """The build's own learner figures of its hard flips (``lgip_build.json``), per type and for the hard
+    flips together: ``{name: {"accuracy", "interval"}}``; empty for a build without them."""
+    import json
+
+    from lgip_dataset.hub_io import BUILD_INFO
+
+    try:
+        balance = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))["hard_flips"]["balance"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    figures = {t: f for t, f in (balance.get("per_type") or {}).items()}
+    if isinstance(balance.get("hard_set"), dict):
+        figures["hard flips"] = balance["hard_set"]
+    return {name: {"accuracy": f.get("learner_accuracy"), "interval": f.get("learner_interval")}
+            for name, f in figures.items() if isinstance(f, dict) and isinstance(f.get("learner_accuracy"), float)}
 
 
 def from_sugarcrepe(folder: str | Path) -> Source:

@@ -11,22 +11,26 @@ import pandas as pd
 from lgip_dataset import adversary
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
+from lgip_metric.audit import held_out
 from lgip_metric.audit.sources import flip_rows
 from lgip_metric.statistics import blind
 
 PAPER_BLOCK, HARD_BLOCK, ALL_BLOCK = "paper flips", "hard flips", "all flips"
 MIN_USES = 20  # a word's uses (as removed or added) before it is listed among the artifacts
 TOP_WORDS = 10
-NGRAM_SCORERS = {"bigram": (blind.BigramKN, "bigram KN LM"), "trigram": (blind.TrigramKN, "trigram KN LM")}
+NGRAM_SCORERS = {"bigram": "bigram KN LM, the build's own two image folds (in-sample)",
+                 "trigram": "trigram KN LM on other images' captions (held out: fresh partition)",
+                 "corpus_trigram": "trigram KN LM on a corpus of other images (held out)"}
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
 def check_learners(learners) -> tuple[str, ...]:
+    """The learner names, checked against the held-out learners (a DataError naming the unknown one)."""
     learners = tuple(learners)
-    unknown = [name for name in learners if name not in adversary.LEARNERS]
+    unknown = [name for name in learners if name not in held_out.LEARNERS]
     if unknown or not learners:
         raise DataError(f"--learners {','.join(learners)}: unknown learner {unknown[0] if unknown else '(none)'!r}; "
-                        f"choose from {','.join(adversary.LEARNERS)}")
+                        f"choose from {','.join(held_out.LEARNERS)}")
     return learners
 
 
@@ -57,16 +61,20 @@ def positive_rates(rows: pd.DataFrame, original, variant, groups: dict[str, list
     return out
 
 
-def audit(pairs: pd.DataFrame, *, learners=("word", "char"), folds: int = adversary.FOLDS, bootstrap: int = 1000,
-          seed: int = 0, ngram: bool = True, types=None, confidence: float = 0.95, progress: bool = False,
-          where: str = "pairs") -> dict:
+def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_out.FOLDS,
+          repeats: int = held_out.REPEATS, bootstrap: int = 1000, seed: int = 0, ngram: bool = True, types=None,
+          confidence: float = 0.95, progress: bool = False, where: str = "pairs", corpus: tuple | None = None) -> dict:
     """The text-only scorers' figures on the flip rows of ``pairs`` (see the module docstring).
 
     ``pairs``: columns ``image_id``, ``caption``, ``variant``, ``type`` (``caption_id``, ``row_id``,
     ``kind``, ``original``, ``replacement`` when present; only flip rows are audited, the n-gram LMs
-    learn every caption of ``pairs``). Returns ``{"pairs", "images", "types", "blocks", "per_type",
-    "artifacts", "settings"}``; a block or type entry has ``pairs``, ``images``, ``learners`` (per learner
-    ``accuracy`` and ``interval``) and, with ``ngram``, ``bigram``/``trigram`` (``PR``, ``interval``).
+    learn every caption of ``pairs``). Held out (:mod:`lgip_metric.audit.held_out`): each learner's accuracy
+    over ``repeats`` fresh image partitions into ``folds`` folds (``accuracy``: the mean, ``range``: min and
+    max, ``draws``), the trigram LM trained on the other folds' captions of the first partition (``trigram``)
+    and, with ``corpus`` (captions, description; :func:`held_out.corpus_captions`), one trained on a corpus of
+    other images (``corpus_trigram``). In-sample: the bigram LM cross-fitted on the two image folds that a
+    build's own LM uses (``bigram``). Returns ``{"pairs", "images", "types", "blocks", "per_type",
+    "artifacts", "settings"}``; a figure that is a PR has ``PR`` and ``interval``.
     """
     learners = check_learners(learners)
     try:
@@ -74,27 +82,30 @@ def audit(pairs: pd.DataFrame, *, learners=("word", "char"), folds: int = advers
     except stats.LGIPInputError as err:
         raise DataError(f"--bootstrap: {err}") from None
     rows = flip_rows(pairs, types=types, where=where)
-    type_of, image_ids = rows["type"].to_numpy().astype(str), rows["image_id"].to_numpy()
+    type_of = rows["type"].to_numpy().astype(str)
     groups = blocks(type_of)
     present = sorted({str(t) for t in type_of})
-    entries = {name: _counts(rows, type_of, members) for name, members in groups.items()}
-    entries.update({t: _counts(rows, type_of, [t]) for t in present})
+    named = {**groups, **{t: [t] for t in present}}
+    entries = {name: _counts(rows, type_of, members) for name, members in named.items()}
     interval = dict(bootstrap=bootstrap, seed=seed, confidence=confidence)
-    bar = _bar(len(learners) * len(present) * folds, progress)
-    for learner in learners:
-        bar.set_description(f"{learner} learner, folds")
-        margins = adversary.out_of_fold_margins(rows["caption"].tolist(), rows["variant"].tolist(), image_ids,
-                                                types=type_of, learner=learner, folds=folds, progress=bar.update)
-        for name, members in [*groups.items(), *((t, [t]) for t in present)]:
-            mask = np.isin(type_of, members)
-            block = blind.accuracy_block(margins[mask], image_ids[mask], **interval)
-            entries[name].setdefault("learners", {})[learner] = {"accuracy": block["accuracy"],
-                                                                 "interval": block["interval"]}
+    bar = _bar(len(learners) * repeats, progress)
+    bar.set_description("learners on fresh partitions")
+    figures = held_out.learner_figures(rows, named, learners=learners, seed=seed, repeats=repeats, folds=folds,
+                                       progress=bar.update)
     bar.close()
+    for name, by_learner in figures.items():
+        entries[name]["learners"] = {k: {"accuracy": v["mean"], "range": [v["min"], v["max"]], "draws": v["draws"]}
+                                     for k, v in by_learner.items()}
     if ngram:
-        train = pairs if {"caption_id", "image_id", "caption"} <= set(pairs.columns) else rows
-        for key, (model, _) in NGRAM_SCORERS.items():
-            original, variant = blind.lm_scores(rows, model, train=train[["image_id", "caption_id", "caption"]])
+        train = (pairs if {"caption_id", "image_id", "caption"} <= set(pairs.columns) else rows)[
+            ["image_id", "caption_id", "caption"]]
+        scored = {"bigram": blind.lm_scores(rows, blind.BigramKN, train=train)}
+        fold = held_out.partitions(pd.concat([rows["image_id"], train["image_id"]]).to_numpy(), seed=seed, repeats=1,
+                                   folds=folds)[0]
+        scored["trigram"] = held_out.fresh_lm_scores(rows, train, fold[:len(rows)], fold[len(rows):], folds)
+        if corpus is not None:
+            scored["corpus_trigram"] = held_out.corpus_lm_scores(rows, corpus[0])
+        for key, (original, variant) in scored.items():
             for name, block in positive_rates(rows, original, variant, groups, **interval).items():
                 entries[name][key] = {"PR": block["PR"], "interval": block["interval"]}
     return {
@@ -102,9 +113,10 @@ def audit(pairs: pd.DataFrame, *, learners=("word", "char"), folds: int = advers
         "blocks": {name: {"types": members, **entries[name]} for name, members in groups.items()},
         "per_type": {t: entries[t] for t in present},
         "artifacts": word_artifacts(rows),
-        "settings": {"learners": list(learners), "folds": folds, "bootstrap": bootstrap, "seed": seed,
-                     "confidence": confidence, "ngram": ngram, "learner_settings": adversary.describe(),
-                     "min_uses": MIN_USES},
+        "settings": {"learners": list(learners), "folds": folds, "repeats": repeats, "bootstrap": bootstrap,
+                     "seed": seed, "confidence": confidence, "ngram": ngram, "learner_settings": adversary.describe(),
+                     "held_out": held_out.describe(), "min_uses": MIN_USES,
+                     **({"corpus": corpus[1]} if corpus is not None else {})},
     }
 
 
@@ -146,3 +158,11 @@ def word_artifacts(rows: pd.DataFrame, *, min_uses: int = MIN_USES, top: int = T
         listed.sort(key=lambda w: (-abs(w["imbalance"]), -w["uses"], w["word"]))
         out[type_] = listed[:top]
     return out
+
+
+def scaling(rows: pd.DataFrame, sizes, *, learners=held_out.LEARNERS, repeats: int = held_out.REPEATS,
+            seed: int = 0) -> list[dict]:
+    """:func:`held_out.scaling` of the flip ``rows`` over their headline blocks (per type too)."""
+    type_of = rows["type"].to_numpy().astype(str)
+    groups = {**blocks(type_of), **{t: [t] for t in sorted(set(type_of))}}
+    return held_out.scaling(rows, groups, sizes, learners=check_learners(learners), seed=seed, repeats=repeats)

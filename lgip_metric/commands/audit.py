@@ -29,8 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "negative_caption) and optionally type, caption_id, kind, original, replacement")
     parser.add_argument("--types", type=_names, default=None,
                         help="comma-separated flip types to audit (default: every flip type)")
-    parser.add_argument("--learners", type=_names, default=("word", "char"),
-                        help="comma-separated learners: word (1-2-grams), char (2-4-grams) (default: word,char)")
+    parser.add_argument("--learners", type=_names, default=("word", "char", "nb"),
+                        help="comma-separated held-out learners: word (1-2-gram logistic regression), char (2-4-gram "
+                             "logistic regression), nb (naive Bayes on word 1-2-grams) (default: word,char,nb)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="random image partitions the learners are cross-fitted over, drawn at audit time; "
+                             "figures are their mean and range (default: %(default)s)")
+    parser.add_argument("--lm-corpus", type=Path, default=None, metavar="CAPTIONS",
+                        help="a COCO or Karpathy captions file: a trigram LM trained on its captions of images outside "
+                             "the audited set scores the pairs too (held out), e.g. the Karpathy test captions for "
+                             "a val2017 build")
+    parser.add_argument("--scaling", type=_sizes, default=None, metavar="N,N,...",
+                        help="also audit the held-out learners on random image subsets of about N captions each "
+                             "(nested, seeded), to see whether text alone gains with more data")
     parser.add_argument("--bootstrap", type=int, default=1000,
                         help="image resamples for the 95%% intervals; 0 skips them (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
@@ -57,6 +68,16 @@ def _names(value: str) -> tuple[str, ...]:
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {value!r}")
     return names
+
+
+def _sizes(value: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated caption counts >= 1, got {value!r}")
+    return tuple(sorted(set(sizes)))
 
 
 def _source(args: argparse.Namespace):
@@ -126,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
     from lgip_metric.results.record import git_hash
 
     audit.check_learners(args.learners)
+    if args.repeats < 1:
+        raise DataError(f"--repeats must be at least 1 partition, got {args.repeats}")
     if args.bootstrap < 0:
         raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
     if args.images is not None and args.untrained is None:
@@ -137,12 +160,20 @@ def run(args: argparse.Namespace) -> int:
     peer = _peer(args)
     judged = audit_extended.read_judged(args.judged) if args.judged is not None else None
     _check_untrained(args)
+    corpus = (audit.corpus_captions(args.lm_corpus, rows["image_id"].unique(), source.frame["caption"].unique())
+              if args.lm_corpus is not None and not args.no_ngram else None)
     started = time.perf_counter()
-    result = audit.audit(source.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
-                         ngram=not args.no_ngram, types=args.types, progress=not args.no_progress, where=source.name)
+    result = audit.audit(source.frame, learners=args.learners, repeats=args.repeats, bootstrap=args.bootstrap,
+                         seed=args.seed, ngram=not args.no_ngram, types=args.types, progress=not args.no_progress,
+                         where=source.name, corpus=corpus)
+    result["in_sample"] = source.in_sample
+    if args.scaling:
+        result["scaling"] = audit.scaling(rows, args.scaling, learners=args.learners, repeats=args.repeats,
+                                          seed=args.seed)
     peer_types = sorted({PEER_TYPES[t] for t in audit_extended.extended_types(result) if t in PEER_TYPES}
                         & set(peer.frame["type"])) if peer is not None else []
-    peer_result = audit.audit(peer.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
+    peer_result = audit.audit(peer.frame, learners=args.learners, repeats=args.repeats, bootstrap=args.bootstrap,
+                              seed=args.seed,
                               ngram=not args.no_ngram, types=peer_types, progress=not args.no_progress,
                               where=peer.name) if peer_types else None
     extended = audit_extended.rows(result, peer_result, judged)
@@ -155,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
                                           progress=not args.no_progress)
         untrained["seconds"] = round(time.perf_counter() - started, 2)
     title = f"# Artifact audit of {source.name} ({source.format})\n\n"
-    text = title + audit.markdown(result, untrained) + audit_extended.markdown(extended, list(args.learners))
+    text = (title + audit.markdown(result, untrained) + audit.scaling_markdown(result.get("scaling"))
+            + audit_extended.markdown(extended, list(args.learners)))
     skipped = sum(info["count"] for info in source.skipped.values())
     if skipped:
         text += "\n" + "\n".join(f"skipped {info['count']:,} × {reason} (e.g. {info['examples'][0]})"

@@ -1,0 +1,212 @@
+"""The integer program of a balanced choice of flips (:mod:`lgip_dataset.balance`): one block of sites.
+
+Variables, in this order: one per candidate (chosen or not), one per (image, type) and one per image (covered
+or not), and one per balance cell (how far its net count misses its target beyond the tolerance). A *cell* is
+a (type, word or word bigram) of the two texts' difference; its net count is the number of chosen flips that
+remove it less the number that insert it. Solved with ``scipy.optimize.milp`` (HiGHS), single-threaded.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from lgip_dataset.ngram import words
+from lgip_dataset.perturb.variant import Variant
+
+WORD_TOLERANCE = 2  # |net - target| of every word of a type's differences, at most, before a deviation is paid
+BIGRAM_TOLERANCE = 2  # the same for the word bigrams of the differences ("white sink" -> "pink sink")
+TARGET_SPREAD = 1.3  # the targets' spread, in standard deviations of the net count fair coins would give per image
+DEVIATION_COST = 1.5  # per unit a cell's net count misses its target beyond the tolerance
+LM_TOLERANCE = 0.01  # |LM-prefers-caption - LM-prefers-flip| within a type and band, as a share of its sites (>= 2)
+LM_BANDS = (0.5, 1.5)  # |log-probability difference| bands within which the LM's preference is balanced
+FLIP_WORTH = 1.0  # what a chosen flip is worth
+TYPE_COVER_WORTH = 2.0  # what an image with a flip of a type is worth, beyond its flips
+IMAGE_COVER_WORTH = 4.0  # what an image with any hard flip is worth, beyond its types
+TIER_COST = 0.25  # per tier further from the original's kind
+LEARNER_COST = 0.4  # per unit of positive cross-fitted learner margin
+MIP_GAP = 1e-6  # relative gap every integer solve is taken to
+
+
+@dataclass(frozen=True)
+class Site:
+    """One site of a hard family in one caption, with its pool of candidate flips."""
+    caption_id: str
+    image_id: object
+    caption: str
+    type: str
+    candidates: tuple[Variant, ...]
+
+
+def word_diff(caption: str, variant: str) -> tuple[Counter, Counter]:
+    """(removed, inserted) words of the flip: the two texts' word multisets less what they share."""
+    before, after = Counter(words(caption)), Counter(words(variant))
+    return before - after, after - before
+
+
+def bigram_diff(caption: str, variant: str) -> tuple[Counter, Counter]:
+    """(removed, inserted) word bigrams of the flip: what a word 1-2-gram learner reads beyond the words."""
+    def bigrams(text: str) -> Counter:
+        tokens = words(text)
+        return Counter(f"{a} {b}" for a, b in zip(tokens, tokens[1:]))
+
+    before, after = bigrams(caption), bigrams(variant)
+    return before - after, after - before
+
+
+def tie_break(seed: int, *parts) -> float:
+    """A number in [0, 1) from a SHA-256 of the seed and ``parts``, the same on every machine."""
+    digest = hashlib.sha256("\x1f".join(map(str, (seed, *parts))).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0 ** 64
+
+
+class Program:
+    """The candidates of every site of one block as one flat table, and the integer program of their choice."""
+
+    def __init__(self, sites: list[Site], seed: int):
+        self.sites, self.seed = sites, seed
+        rows = [(s, v) for s, site in enumerate(sites) for v in site.candidates]
+        self.site = np.array([s for s, _ in rows], dtype=np.int64)
+        self.variants = [v for _, v in rows]
+        self.captions = [sites[s].caption for s, _ in rows]
+        self.types = [sites[s].type for s, _ in rows]
+        self.image_ids = [sites[s].image_id for s, _ in rows]
+        self.tier = np.array([v.plausibility["tier"] for v in self.variants], dtype=np.float64)
+        self.lm_delta = np.array([v.plausibility["lm_delta"] for v in self.variants], dtype=np.float64)
+        self.noise = np.array([tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
+        self.diffs = [word_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
+        _, self.group = np.unique(np.array([f"{i}\x1f{t}" for i, t in zip(self.image_ids, self.types)]),
+                                  return_inverse=True)
+        _, self.image = np.unique(np.array([str(i) for i in self.image_ids]), return_inverse=True)
+        self.group_count, self.image_count = int(self.group.max(initial=-1)) + 1, int(self.image.max(initial=-1)) + 1
+        self.cells = self._cells()
+        self.width = len(self) + self.group_count + self.image_count + len(self.cells)
+        self.target = np.zeros(len(self.cells))  # every cell's net count aimed at (0 until retarget())
+        self.soft = False  # exact balance (deviations held at 0) until retarget()
+        self.gaps: list[float] = []  # the relative gap each integer solve reached
+        self._constraints = self._build_constraints()
+
+    def __len__(self) -> int:
+        return len(self.variants)
+
+    def _rows(self, rows, columns, values, count: int) -> sp.csr_matrix:
+        return sp.csr_matrix((values, (rows, columns)), shape=(count, self.width))
+
+    def _cells(self) -> dict[tuple, dict[int, float]]:
+        """Per (type, word or bigram): each candidate's net count, in a fixed order (a set's order follows the
+        process's string hashing, and the row order steers which of equally worthy choices HiGHS returns)."""
+        cells: dict[tuple, dict[int, float]] = defaultdict(dict)
+        for j, (caption, variant) in enumerate(zip(self.captions, self.variants)):
+            for removed, inserted in (self.diffs[j], bigram_diff(caption, variant.text)):
+                for grams, sign in ((removed, 1.0), (inserted, -1.0)):
+                    for gram, k in grams.items():
+                        cells[(self.types[j], gram)][j] = cells[(self.types[j], gram)].get(j, 0.0) + sign * k
+        return cells
+
+    def _build_constraints(self) -> list[LinearConstraint]:
+        n, candidates, count = len(self), np.arange(len(self)), len(self.cells)
+        one_per_site = self._rows(self.site, candidates, np.ones(n), len(self.sites))
+        entries = [(r, j, v) for r, row in enumerate(self.cells.values()) for j, v in row.items() if v]
+        r, c, v = zip(*entries) if entries else ((), (), ())
+        self.balance = self._rows(r, c, v, count)
+        self.tolerance = np.array([BIGRAM_TOLERANCE if " " in gram else WORD_TOLERANCE for _, gram in self.cells])
+        deviation = self._rows(np.arange(count), n + self.group_count + self.image_count + np.arange(count),
+                               np.ones(count), count)
+        type_names = sorted(set(self.types))
+        type_index = np.array([type_names.index(t) for t in self.types])
+        bands = len(LM_BANDS) + 1
+        band = np.searchsorted(np.asarray(LM_BANDS), np.abs(self.lm_delta), side="right")
+        lm = self._rows(type_index * bands + band, candidates, np.sign(self.lm_delta), len(type_names) * bands)
+        sites_of_type = Counter(site.type for site in self.sites)
+        lm_slack = np.repeat([max(2.0, np.floor(LM_TOLERANCE * sites_of_type[t])) for t in type_names], bands)
+        texts = defaultdict(list)  # one flip per text of a caption (two sites seldom give the same text)
+        for j, variant in enumerate(self.variants):
+            texts[(self.sites[self.site[j]].caption_id, variant.text)].append(j)
+        twins = [js for js in texts.values() if len(js) > 1]
+        tr = [(t, j) for t, js in enumerate(twins) for j in js]
+        twin_rows = self._rows([t for t, _ in tr], [j for _, j in tr], np.ones(len(tr)), len(twins))
+        constraints = [LinearConstraint(one_per_site, -np.inf, 1.0),
+                       LinearConstraint(self.balance - deviation, -np.inf, self.tolerance),  # net - deviation
+                       LinearConstraint(self.balance + deviation, -self.tolerance, np.inf),  # net + deviation
+                       LinearConstraint(lm, -lm_slack, lm_slack), LinearConstraint(twin_rows, -np.inf, 1.0)]
+        # a (image, type) or an image counts as covered only when one of its candidates is chosen
+        for index, offset, total in ((self.group, n, self.group_count),
+                                     (self.image, n + self.group_count, self.image_count)):
+            cover = self._rows(np.r_[index, np.arange(total)], np.r_[candidates, offset + np.arange(total)],
+                               np.r_[-np.ones(n), np.ones(total)], total)
+            constraints.append(LinearConstraint(cover, -np.inf, 0.0))
+        return constraints
+
+    def retarget(self, chosen: np.ndarray) -> None:
+        """Balance every cell to a seeded random target instead of zero, missed only at a cost per unit.
+
+        The target is the net count that a fair coin per image would give: z * s, with z standard normal from
+        a SHA-256 of the seed and the cell, and s the square root of the sum over images of the squared net
+        count of the cell's flips in ``chosen`` (captions of one image share their words, so they lean together),
+        times ``TARGET_SPREAD``. A set balanced exactly makes a learner cross-fitted on it read below chance on
+        any partition (the training folds lean against the test fold by construction); a set balanced to such
+        targets looks to a learner like the flips of an unbiased generator."""
+        from scipy.special import ndtri
+
+        n = len(self)
+        by_image = sp.csr_matrix((chosen.astype(np.float64), (np.arange(n), self.image)), shape=(n, self.image_count))
+        per_image = (self.balance[:, :n] @ by_image).tocsr()
+        spread = np.sqrt(np.asarray(per_image.multiply(per_image).sum(axis=1)).ravel())
+        z = ndtri(np.array([tie_break(self.seed, "target", *cell) * (1 - 2e-9) + 1e-9 for cell in self.cells]))
+        self.target = np.round(TARGET_SPREAD * z * spread)
+        self.soft = True
+        self._constraints[1] = LinearConstraint(self._constraints[1].A, -np.inf, self.target + self.tolerance)
+        self._constraints[2] = LinearConstraint(self._constraints[2].A, self.target - self.tolerance, np.inf)
+
+    def misses(self, chosen: np.ndarray) -> dict[str, np.ndarray]:
+        """Per type, how far each of its cells' net count over ``chosen`` is from its target beyond the tolerance."""
+        net = self.balance[:, :len(self)] @ chosen.astype(np.float64)
+        miss = np.maximum(np.abs(net - self.target) - self.tolerance, 0.0)
+        types = np.array([t for t, _ in self.cells], dtype=object)
+        return {t: miss[types == t] for t in sorted(set(types))}
+
+    def solve(self, margins: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """The chosen candidates (a boolean mask) that maximise the worth of the choice under balance.
+
+        The linear relaxation is nearly integral (the constraints are those of a flow but for the candidates
+        that change several words and the coverage variables): it is solved first, its integral values are
+        kept, and the integer program is solved over the fractional ones; if that has no solution, over every
+        candidate the relaxation uses, and over all of them if that has none either."""
+        n, cells = len(self), len(self.cells)
+        flips = FLIP_WORTH - TIER_COST * self.tier - LEARNER_COST * np.maximum(margins, 0.0) + 1e-3 * self.noise
+        worth = np.r_[flips, np.full(self.group_count, TYPE_COVER_WORTH), np.full(self.image_count, IMAGE_COVER_WORTH),
+                      np.full(cells, -DEVIATION_COST)]
+        upper = np.r_[np.where(allowed, 1.0, 0.0), np.ones(self.group_count + self.image_count),
+                      np.full(cells, np.inf if self.soft else 0.0)]
+        binary = np.arange(self.width) < self.width - cells
+        relaxed = self._milp(worth, np.zeros(self.width), upper, np.zeros(self.width))
+        if relaxed is None:
+            raise RuntimeError("the balanced choice of hard flips found no solution")
+        unused = np.where(binary & (relaxed < 1e-6), 0.0, upper)
+        result = self._milp(worth, np.where(binary & (relaxed > 1 - 1e-6), 1.0, 0.0), unused, binary)
+        if result is None:
+            result = self._milp(worth, np.zeros(self.width), unused, binary)
+        if result is None:
+            result = self._milp(worth, np.zeros(self.width), upper, binary)
+        if result is None:
+            raise RuntimeError("the balanced choice of hard flips found no solution")
+        return result[:n] > 0.5
+
+    def _milp(self, worth: np.ndarray, lower: np.ndarray, upper: np.ndarray, integrality) -> np.ndarray | None:
+        result = milp(-worth, constraints=self._constraints, integrality=np.asarray(integrality, dtype=np.int64),
+                      bounds=Bounds(lower, upper), options={"mip_rel_gap": MIP_GAP})
+        if result.x is not None and np.any(integrality):
+            self.gaps.append(float(getattr(result, "mip_gap", 0.0) or 0.0))
+        return result.x
+
+
+def describe() -> dict:
+    """The program's constants, for a build's record."""
+    return {"word_tolerance": WORD_TOLERANCE, "bigram_tolerance": BIGRAM_TOLERANCE, "target_spread": TARGET_SPREAD,
+            "deviation_cost": DEVIATION_COST, "lm_tolerance": LM_TOLERANCE, "lm_bands": list(LM_BANDS),
+            "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
+            "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP}

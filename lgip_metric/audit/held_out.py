@@ -1,0 +1,209 @@
+"""The audit's held-out instruments: text-only scorers that no build ever uses, on partitions no build draws.
+
+A probe set balanced against its own instruments reads chance on them by construction; what it shows to a
+scorer it was never tuned on is the figure that counts. So the audit judges the flips with:
+
+- **learners on fresh image partitions**: the word and character n-gram logistic regressions of
+  :mod:`lgip_dataset.adversary`, and a learner of another class, multinomial naive Bayes on the word
+  1-2-gram counts (``nb``: trained on the captions as one class and the flips as the other, its margin the
+  log-likelihood ratio of the caption minus that of the flip), each cross-fitted over ``REPEATS`` random
+  partitions of the images into ``FOLDS`` folds drawn at audit time from the audit's own stream
+  (:data:`STREAM`; a build draws from another), one learner per type; reported as the mean and the range
+  over the draws;
+- **a Kneser-Ney trigram on captions of other images**: cross-fitted over the same fresh partitions (trained
+  on the captions of the other folds' images) and, with a caption corpus (:func:`corpus_captions`), one trained
+  on the corpus's captions of images outside the audited set. A build's own LM is a bigram on its own folds.
+
+Blocks pool their types' margins, as the in-sample figures do.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lgip_dataset import adversary
+from lgip_dataset.errors import DataError
+
+LEARNERS = ("word", "char", "nb")
+FOLDS = 5
+REPEATS = 5
+STREAM = 0x61756474  # the audit's partitions: numpy.random.default_rng([STREAM, seed, draw])
+NB_ALPHA = 1.0
+NB_FEATURES = "word"  # naive Bayes reads the word 1-2-gram counts
+
+
+def describe() -> dict:
+    """The held-out instruments' settings, for provenance records."""
+    return {"folds": FOLDS, "repeats": REPEATS, "partition_stream": STREAM,
+            "partitions": "each draw a random partition of the distinct image ids (sorted text order, then "
+                          "numpy.random.default_rng([stream, seed, draw]).permutation) into near-equal folds",
+            "learners": {"word": "logistic regression on word 1-2-grams (lgip_dataset.adversary)",
+                         "char": "logistic regression on character 2-4-grams (lgip_dataset.adversary)",
+                         "nb": f"sklearn MultinomialNB(alpha={NB_ALPHA}) on word 1-2-gram counts, captions one class "
+                               "and flips the other; margin = log-likelihood ratio of caption minus flip"},
+            "lm": "trigram Kneser-Ney (lgip_metric.statistics.trigram), trained on the captions of the other folds' "
+                  "images, and on a corpus's captions of images outside the audited set when one is given"}
+
+
+def partitions(image_ids, *, seed: int = 0, repeats: int = REPEATS, folds: int = FOLDS) -> list[np.ndarray]:
+    """The audit's ``repeats`` fresh partitions of ``image_ids`` into ``folds`` folds (one array of folds per draw)."""
+    return [adversary.random_folds(image_ids, folds, (STREAM, seed, draw)) for draw in range(repeats)]
+
+
+def _nb_margins(counts: tuple, fold: np.ndarray, groups: np.ndarray, folds: int) -> np.ndarray:
+    """Each pair's naive Bayes margin from the model trained on its group's pairs of the other folds."""
+    import scipy.sparse as sp
+    from sklearn.naive_bayes import MultinomialNB
+
+    first, second = counts
+    margins = np.zeros(len(fold))
+    if first is None:
+        return margins
+    for group in np.unique(groups):
+        in_group = groups == group
+        for f in range(folds):
+            test, train = np.flatnonzero(in_group & (fold == f)), np.flatnonzero(in_group & (fold != f))
+            if not len(test) or not len(train):
+                continue
+            vocabulary = np.flatnonzero(np.asarray((first[train] + second[train]).sum(axis=0)).ravel() > 0)
+            if not len(vocabulary):
+                continue
+            model = MultinomialNB(alpha=NB_ALPHA).fit(
+                sp.vstack([first[train][:, vocabulary], second[train][:, vocabulary]]).tocsr(),
+                np.r_[np.ones(len(train)), np.zeros(len(train))])
+            weights = model.feature_log_prob_[1] - model.feature_log_prob_[0]  # classes_ are [0, 1]
+            margins[test] = np.asarray((first[test] - second[test])[:, vocabulary] @ weights).ravel()
+    return margins
+
+
+class Learners:
+    """The held-out learners of one set of flip rows: features computed once, margins per (learner, draw)."""
+
+    def __init__(self, captions: list[str], variants: list[str], types: np.ndarray, image_ids: np.ndarray):
+        self.captions, self.variants = captions, variants
+        self.groups = np.unique(np.asarray(types, dtype=str), return_inverse=True)[1]
+        self.image_ids = image_ids
+        self._features: dict[str, tuple] = {}
+
+    def _of(self, learner: str) -> tuple:
+        key = NB_FEATURES + ":counts" if learner == "nb" else learner
+        if key not in self._features:
+            self._features[key] = (adversary.pair_counts(self.captions, self.variants, NB_FEATURES) if learner == "nb"
+                                   else adversary.pair_features(self.captions, self.variants, learner))
+        return self._features[key]
+
+    def margins(self, learner: str, fold: np.ndarray, folds: int = FOLDS) -> np.ndarray:
+        """Every pair's margin (> 0: the learner picks the caption) from learners of the other folds of ``fold``."""
+        if learner == "nb":
+            return _nb_margins(self._of(learner), fold, self.groups, folds)
+        if learner not in adversary.LEARNERS:
+            raise DataError(f"unknown held-out learner {learner!r}: one of {', '.join(LEARNERS)}")
+        return adversary.fold_margins(self._of(learner), fold, self.groups, folds=folds)
+
+
+def spread(values) -> dict:
+    """Mean, min and max of per-draw figures (nan-free; None when there are none)."""
+    values = [float(v) for v in values if v is not None and np.isfinite(v)]
+    if not values:
+        return {"mean": None, "min": None, "max": None, "draws": []}
+    return {"mean": float(np.mean(values)), "min": min(values), "max": max(values), "draws": values}
+
+
+def learner_figures(rows: pd.DataFrame, groups: dict[str, list[str]], *, learners=LEARNERS, seed: int = 0,
+                    repeats: int = REPEATS, folds: int = FOLDS, progress=None) -> dict[str, dict[str, dict]]:
+    """Held-out accuracy of each learner per block and type of ``groups`` (``{name: members}``), over the audit's
+    fresh partitions: ``{name: {learner: spread}}``. ``progress`` is called once per (learner, draw)."""
+    type_of, image_ids = rows["type"].to_numpy().astype(str), rows["image_id"].to_numpy()
+    scorer = Learners(rows["caption"].astype(str).tolist(), rows["variant"].astype(str).tolist(), type_of, image_ids)
+    masks = {name: np.isin(type_of, members) for name, members in groups.items()}
+    draws: dict[str, dict[str, list]] = {name: {learner: [] for learner in learners} for name in groups}
+    for fold in partitions(image_ids, seed=seed, repeats=repeats, folds=folds):
+        for learner in learners:
+            margins = scorer.margins(learner, fold, folds)
+            for name, mask in masks.items():
+                draws[name][learner].append(adversary.held_out_accuracy(margins[mask]))
+            if progress is not None:
+                progress()
+    return {name: {learner: spread(values) for learner, values in by_learner.items()} for name, by_learner in draws.items()}
+
+
+def fresh_lm_scores(rows: pd.DataFrame, train: pd.DataFrame, fold_of_rows: np.ndarray, fold_of_train: np.ndarray,
+                    folds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Trigram log-probabilities of every row's caption and variant, each from the model trained on the captions
+    (``train``: ``caption_id``, ``caption``) of the other folds' images."""
+    from lgip_metric.statistics.trigram import TrigramKN
+
+    original, variant = np.zeros(len(rows)), np.zeros(len(rows))
+    for f in range(folds):
+        scored = fold_of_rows == f
+        if not scored.any():
+            continue
+        lm = TrigramKN().fit(train.loc[fold_of_train != f].drop_duplicates("caption_id")["caption"].tolist())
+        _score(lm, rows.loc[scored], original, variant, scored)
+    return original, variant
+
+
+def _score(lm, rows: pd.DataFrame, original: np.ndarray, variant: np.ndarray, where) -> None:
+    for out, column in ((original, "caption"), (variant, "variant")):
+        codes, texts = pd.factorize(rows[column])
+        out[where] = np.array([lm.logprob(t) for t in texts])[codes]
+
+
+def corpus_lm_scores(rows: pd.DataFrame, corpus: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Trigram log-probabilities of every row's caption and variant from the model trained on ``corpus``."""
+    from lgip_metric.statistics.trigram import TrigramKN
+
+    lm = TrigramKN().fit(corpus)
+    original, variant = np.zeros(len(rows)), np.zeros(len(rows))
+    _score(lm, rows, original, variant, np.ones(len(rows), dtype=bool))
+    return original, variant
+
+
+def corpus_captions(path: str | Path, audited_images, audited_captions) -> tuple[list[str], dict]:
+    """The captions of a COCO or Karpathy captions file whose images are outside the audited set (and whose text
+    is none of the audited captions), and what was kept and left out. A DataError names the file when it holds
+    no such caption."""
+    from lgip_dataset.coco import read_captions
+    from lgip_dataset.skips import SkipLog
+
+    entries = read_captions(path, SkipLog())
+    images = {str(i) for i in audited_images}
+    texts = {str(t) for t in audited_captions}
+    kept, same_image, same_text = [], 0, 0
+    for entry in entries:
+        if str(entry.image_id) in images:
+            same_image += len(entry.captions)
+            continue
+        for caption in entry.captions:
+            if caption.text in texts:
+                same_text += 1
+            else:
+                kept.append(caption.text)
+    if not kept:
+        raise DataError(f"--lm-corpus {path}: none of its captions is of an image outside the audited set; pass "
+                        "captions of other images")
+    return kept, {"file": Path(path).name, "captions": len(kept),
+                  "images": sum(1 for e in entries if str(e.image_id) not in images),
+                  "left_out_audited_images": same_image, "left_out_audited_texts": same_text}
+
+
+def scaling(rows: pd.DataFrame, groups: dict[str, list[str]], sizes, *, learners=LEARNERS, seed: int = 0,
+            repeats: int = REPEATS, folds: int = FOLDS) -> list[dict]:
+    """The held-out learners' mean accuracy per block and type of ``groups`` on nested random image subsets of
+    about each of ``sizes`` captions (the images in one seeded order, taken until the size is reached) and on
+    all of ``rows``: ``[{"captions", "images", "pairs", "figures": {name: {learner: mean}}}]`` by size. A size
+    at or above the whole set is left out (the last entry is the whole set)."""
+    captions = rows.groupby(rows["image_id"].astype(str))["caption_id" if "caption_id" in rows else "caption"].nunique()
+    order = captions.index.to_numpy()[np.argsort(adversary.random_folds(captions.index, len(captions),
+                                                                        (STREAM, seed, 1 << 20)), kind="stable")]
+    running = np.cumsum(captions.loc[order].to_numpy())
+    out = []
+    for size in [*(s for s in sorted(sizes) if s < running[-1]), int(running[-1])]:
+        images = set(order[:int(np.searchsorted(running, size)) + 1])
+        subset = rows.loc[rows["image_id"].astype(str).isin(images).to_numpy()]
+        figures = learner_figures(subset, groups, learners=learners, seed=seed, repeats=repeats, folds=folds)
+        out.append({"captions": int(captions.loc[list(images)].sum()), "images": len(images), "pairs": len(subset),
+                    "figures": {name: {k: v["mean"] for k, v in by.items()} for name, by in figures.items()}})
+    return out
