@@ -6,6 +6,8 @@ original, then unblind the labels and count them.
     # a judge who sees only sheet.md writes one label per item into labels.tsv: "<item>\t<label>\t<reason>",
     # label one of: valid, linguistically invalid, absurd, not a contradiction
     python benchmarks/blind_judging.py tally --key key.json --labels labels.tsv [--markdown out.md] [--json out.json]
+    # several independent judges: --labels once per judge; the majority label counts, agreement is reported
+    python benchmarks/blind_judging.py tally --key key.json --labels a.tsv --labels b.tsv --labels c.tsv
 
 ``draw`` takes the flips of :func:`draw_flips.draw` (the ``--n`` with the smallest SHA-256 of the
 seed and their texts, so judgements carry over a rebuild) and shows each as two texts, A and B, in an
@@ -103,6 +105,40 @@ def tally(key: list[dict], labels: dict[int, tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def majority(judges: list[dict[int, tuple[str, str]]]) -> dict[int, tuple[str, str]]:
+    """item -> (the label most judges gave, their reasons); a tie between labels goes to the one that is not
+    valid and, among those, the first in ``LABELS`` order (a flip counts as valid only when most judges say so)."""
+    out = {}
+    for item in judges[0]:
+        votes = Counter(judge[item][0] for judge in judges)
+        top = max(votes.values())
+        winners = [label for label in LABELS if votes[label] == top]
+        label = next((w for w in winners if w != "valid"), winners[0]) if len(winners) > 1 else winners[0]
+        reasons = "; ".join(judge[item][1] for judge in judges if judge[item][0] == label and judge[item][1])
+        out[item] = (label, reasons)
+    return out
+
+
+def agreement(judges: list[dict[int, tuple[str, str]]]) -> str:
+    """Pairwise Cohen's kappa over the four labels and over valid / not valid, and Fleiss' kappa (3+ judges)."""
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    items = sorted(judges[0])
+    lines = ["| judges | agreement | Cohen's kappa (4 labels) | Cohen's kappa (valid or not) |", "|---|---:|---:|---:|"]
+    for a in range(len(judges)):
+        for b in range(a + 1, len(judges)):
+            first, second = [judges[a][i][0] for i in items], [judges[b][i][0] for i in items]
+            same = sum(x == y for x, y in zip(first, second)) / len(items)
+            binary = cohen_kappa_score([x == "valid" for x in first], [y == "valid" for y in second])
+            lines.append(f"| {a + 1} and {b + 1} | {same:.1%} | {cohen_kappa_score(first, second, labels=list(LABELS)):.2f} "
+                         f"| {binary:.2f} |")
+    if len(judges) >= 3:
+        table = aggregate_raters([[LABELS.index(j[i][0]) for j in judges] for i in items], n_cat=len(LABELS))[0]
+        lines.append(f"\nFleiss' kappa over {len(judges)} judges (4 labels): {fleiss_kappa(table):.2f}")
+    return "\n".join(lines) + "\n"
+
+
 def judged_counts(key: list[dict], labels: dict[int, tuple[str, str]]) -> dict:
     """The counts per type and class, as ``lgip audit --judged`` reads them."""
     per_type: dict[str, Counter] = {}
@@ -127,7 +163,8 @@ def main(argv: list[str] | None = None) -> None:
     d.add_argument("--key", type=Path, required=True)
     t = sub.add_parser("tally", help="unblind the labels and count them")
     t.add_argument("--key", type=Path, required=True)
-    t.add_argument("--labels", type=Path, required=True)
+    t.add_argument("--labels", type=Path, required=True, action="append",
+                   help="one judge's labels; repeat for each independent judge (the majority label counts)")
     t.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
     t.add_argument("--json", type=Path, default=None, help="also write the counts per type here (for lgip audit --judged)")
     args = parser.parse_args(argv)
@@ -144,8 +181,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"wrote {len(key)} items to {args.sheet} (key: {args.key})")
         return
     key = json.loads(args.key.read_text(encoding="utf-8"))
-    labels = read_labels(args.labels, len(key))
+    judges = [read_labels(path, len(key)) for path in args.labels]
+    labels = majority(judges) if len(judges) > 1 else judges[0]
     text = tally(key, labels)
+    if len(judges) > 1:
+        text = (f"Majority of {len(judges)} independent blind judges (a tie counts against valid).\n\n" + text
+                + "\n### Agreement\n\n" + agreement(judges))
     print(text)
     if args.markdown:
         args.markdown.write_text(text, encoding="utf-8")

@@ -20,7 +20,8 @@ from lgip_dataset.perturb.variant import Variant
 
 WORD_TOLERANCE = 2  # |net - target| of every word of a type's differences, at most, before a deviation is paid
 BIGRAM_TOLERANCE = 2  # the same for the word bigrams of the differences ("white sink" -> "pink sink")
-TARGET_SPREAD = 1.3  # the targets' spread, in standard deviations of the net count fair coins would give per image
+TARGET_SPREAD = 1.3  # the words' targets' spread, in standard deviations of the net count fair coins would give per image
+BIGRAM_TARGET_SPREAD = 1.3  # the same for the word bigrams
 DEVIATION_COST = 1.5  # per unit a cell's net count misses its target beyond the tolerance
 LM_TOLERANCE = 0.01  # |LM-prefers-caption - LM-prefers-flip| within a type and band, as a share of its sites (>= 2)
 LM_BANDS = (0.5, 1.5)  # |log-probability difference| bands within which the LM's preference is balanced
@@ -157,7 +158,8 @@ class Program:
         per_image = (self.balance[:, :n] @ by_image).tocsr()
         spread = np.sqrt(np.asarray(per_image.multiply(per_image).sum(axis=1)).ravel())
         z = ndtri(np.array([tie_break(self.seed, "target", *cell) * (1 - 2e-9) + 1e-9 for cell in self.cells]))
-        self.target = np.round(TARGET_SPREAD * z * spread)
+        scale = np.array([BIGRAM_TARGET_SPREAD if " " in gram else TARGET_SPREAD for _, gram in self.cells])
+        self.target = np.round(scale * z * spread)
         self.soft = True
         self._constraints[1] = LinearConstraint(self._constraints[1].A, -np.inf, self.target + self.tolerance)
         self._constraints[2] = LinearConstraint(self._constraints[2].A, self.target - self.tolerance, np.inf)
@@ -206,7 +208,7 @@ class Program:
 
 def describe() -> dict:
     """The program's constants, for a build's record."""
-    return {"word_tolerance": WORD_TOLERANCE, "bigram_tolerance": BIGRAM_TOLERANCE, "target_spread": TARGET_SPREAD,
+    return {"word_tolerance": WORD_TOLERANCE, "bigram_tolerance": BIGRAM_TOLERANCE, "target_spread": TARGET_SPREAD, "bigram_target_spread": BIGRAM_TARGET_SPREAD,
             "deviation_cost": DEVIATION_COST, "lm_tolerance": LM_TOLERANCE, "lm_bands": list(LM_BANDS),
             "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
             "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP}

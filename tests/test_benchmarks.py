@@ -90,6 +90,50 @@ def test_blind_judging_draws_per_type_and_tallies_a_judged_file(tmp_path):
     assert sum(c["valid"] for c in judged.values()) == 5 and sum(c["absurd"] for c in judged.values()) == 1
 
 
+def _cohen_kappa(first: list[str], second: list[str]) -> float:
+    """Cohen's kappa by its definition: (observed - expected agreement) / (1 - expected)."""
+    from collections import Counter
+
+    n = len(first)
+    observed = sum(a == b for a, b in zip(first, second)) / n
+    left, right = Counter(first), Counter(second)
+    expected = sum(left[label] * right[label] for label in set(first) | set(second)) / n ** 2
+    return (observed - expected) / (1 - expected)
+
+
+def test_blind_judging_tallies_the_majority_of_several_judges_with_their_agreement(tmp_path):
+    """Three judges: the majority label counts (a tie counts against valid), and the agreement table gives each
+    pair's Cohen's kappa as its definition does, and Fleiss' kappa."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("blind_judging", Path(__file__).parents[1] / "benchmarks/blind_judging.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    votes = [("valid", "valid", "absurd"), ("absurd", "absurd", "valid"), ("valid", "absurd", "not a contradiction"),
+             ("valid", "valid", "valid"), ("linguistically invalid", "valid", "linguistically invalid"),
+             ("valid", "valid", "valid")]
+    key = [{"item": i + 1, "type": "hard_color" if i % 2 else "hard_object", "caption": f"c{i}", "variant": f"v{i}",
+            "original_is": "A"} for i in range(len(votes))]
+    (tmp_path / "key.json").write_text(json.dumps(key))
+    files = []
+    for judge in range(3):
+        path = tmp_path / f"judge{judge}.tsv"
+        path.write_text("".join(f"{i + 1}\t{v[judge]}\twhy {judge}\n" for i, v in enumerate(votes)))
+        files += ["--labels", str(path)]
+    out = tmp_path / "judged.json"
+    printed = _run("blind_judging.py", "tally", "--key", str(tmp_path / "key.json"), *files, "--json", str(out))
+    judges = [module.read_labels(Path(files[k]), len(votes)) for k in (1, 3, 5)]
+    assert [label for label, _ in module.majority(judges).values()] == [
+        "valid", "absurd", "absurd", "valid", "linguistically invalid", "valid"]
+    counts = json.loads(out.read_text())["per_type"]
+    assert sum(c["valid"] for c in counts.values()) == 3
+    first, second = [v[0] for v in votes], [v[1] for v in votes]
+    assert f"| 1 and 2 | {4 / 6:.1%} | {_cohen_kappa(first, second):.2f} |" in printed
+    assert "Fleiss' kappa over 3 judges" in printed and "Majority of 3 independent blind judges" in printed
+
+
 def test_bench_scale_prints_peak_rss_growth_and_extrapolation(sample_coco_dir):
     out = _run("bench_scale.py", "--coco", str(sample_coco_dir), "--sizes", "3", "6", "--width", "64")
     assert "peak RSS MB" in out and "MB peak RSS per 1,000 images" in out and "extrapolated to 40,000 images" in out

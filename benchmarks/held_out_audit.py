@@ -1,0 +1,139 @@
+"""The hard flips judged by instruments no build uses, at several sizes: the held-out figures of the card.
+
+Builds the default ``core,hard`` set from nested val2017 subsets (``--sizes``, in captions), all of val2017,
+and val2017 plus the Karpathy test images not in val2017, each at ``--seed``; audits each with
+:func:`lgip_metric.audit.audit` (word, character and naive Bayes learners on fresh image partitions, a
+trigram LM on other images' captions, and for the val2017 sets one trained on the Karpathy test captions of
+the images outside them); records each build's wall and CPU time and peak memory. Writes a JSON record and
+a markdown table (``--out``, without suffix)::
+
+    python benchmarks/held_out_audit.py --annotations ../shared/coco/annotations --out docs/held_out_audit
+
+Every build is a separate process (its time and memory are its own); the audits run in this one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_ANNOTATIONS = REPO.parent / "shared" / "coco" / "annotations"
+VAL2017, KARPATHY = "captions_val2017.json", "coco_karpathy_test.json"
+TYPES = ("hard_object", "hard_color", "hard_count")
+
+
+def merged_captions(annotations: Path, out: Path) -> Path:
+    """val2017 plus the Karpathy test images not in val2017, as one official-format captions file."""
+    val = json.loads((annotations / VAL2017).read_text())
+    known = {image["id"] for image in val["images"]}
+    next_id = max(a["id"] for a in val["annotations"]) + 1
+    added = set()
+    for entry in json.loads((annotations / KARPATHY).read_text()):
+        image_id = int(re.search(r"(\d+)\.jpg$", entry["image"]).group(1))
+        if image_id in known:
+            continue
+        if image_id not in added:
+            added.add(image_id)
+            val["images"].append({"id": image_id, "file_name": Path(entry["image"]).name})
+        for caption in entry["caption"] if isinstance(entry["caption"], list) else [entry["caption"]]:
+            val["annotations"].append({"id": next_id, "image_id": image_id, "caption": caption})
+            next_id += 1
+    path = out / "captions_val2017_karpathy_test.json"
+    path.write_text(json.dumps(val))
+    return path
+
+
+def timed_build(captions: Path, out: Path, seed: int, num_images: int | None, workers: int) -> dict:
+    """Run ``lgip build`` in a child process; its wall time, CPU time and peak memory (resource of children)."""
+    import resource
+
+    command = [str(Path(sys.executable).parent / "lgip"), "build", "--captions", str(captions), "--no-images",
+               "--captions-per-image", "7", "--seed", str(seed), "--families", "core,hard", "--out", str(out),
+               "--workers", str(workers), "--overwrite"]
+    command += ["--num-images", str(num_images)] if num_images else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"wall_s": round(time.perf_counter() - started, 1),
+            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+            "peak_rss_gb": round(after.ru_maxrss / 2 ** 20, 2)}  # the largest child so far, in KiB
+
+
+def audited(folder: Path, corpus_file: Path | None, seed: int) -> dict:
+    """The held-out figures of a build's hard flips (and its recorded in-sample ones)."""
+    from lgip_metric import audit
+
+    source = audit.from_build(folder)
+    rows = audit.flip_rows(source.frame, types=list(TYPES), where=str(folder))
+    corpus = (audit.corpus_captions(corpus_file, rows["image_id"].unique(), source.frame["caption"].unique())
+              if corpus_file else None)
+    result = audit.audit(source.frame, types=list(TYPES), seed=seed, corpus=corpus, bootstrap=200)
+    keep = ("pairs", "images", "learners", "trigram", "corpus_trigram", "bigram")
+    figures = {name: {k: v for k, v in entry.items() if k in keep}
+               for name, entry in [*result["blocks"].items(), *result["per_type"].items()]}
+    return {"figures": figures, "in_sample": source.in_sample, "corpus": result["settings"].get("corpus")}
+
+
+def markdown(records: list[dict]) -> str:
+    """One row per (set, block or type): pairs, the learners' mean and range, the LMs' PR, the in-sample figure."""
+    lines = ["| set | captions | type | flips | word | char | nb | trigram, other folds | trigram, corpus | "
+             "in-sample: build's learner |", "|---|---:|---|---:|---|---|---|---|---|---|"]
+    for r in records:
+        for name, f in r["audit"]["figures"].items():
+            cells = [f"{f['learners'][k]['accuracy']:.3f} ({f['learners'][k]['range'][0]:.3f}–"
+                     f"{f['learners'][k]['range'][1]:.3f})" for k in ("word", "char", "nb")]
+            lm = [f"{f[k]['PR']:.3f}" if f.get(k) else "—" for k in ("trigram", "corpus_trigram")]
+            own = r["audit"]["in_sample"].get(name)
+            lines.append(f"| {r['set']} | {r['captions']:,} | {name} | {f['pairs']:,} | {' | '.join(cells)} | "
+                         f"{' | '.join(lm)} | {own['accuracy']:.3f} |" if own else
+                         f"| {r['set']} | {r['captions']:,} | {name} | {f['pairs']:,} | {' | '.join(cells)} | "
+                         f"{' | '.join(lm)} | — |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotations", type=Path, default=DEFAULT_ANNOTATIONS,
+                        help=f"folder with {VAL2017} and {KARPATHY}")
+    parser.add_argument("--sizes", default="6000,12000", help="val2017 subsets, in captions (default: %(default)s)")
+    parser.add_argument("--seeds", default="0", help="build seeds of the val2017 set (default: %(default)s)")
+    parser.add_argument("--no-merged", action="store_true", help="leave out val2017 + Karpathy test")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, required=True, help="output path without suffix (.json and .md written)")
+    args = parser.parse_args(argv)
+    val = args.annotations / VAL2017
+    seeds = [int(s) for s in args.seeds.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        plan = [(f"val2017 subset, seed {seeds[0]}", val, seeds[0], int(size) // 5, val.parent / KARPATHY)
+                for size in args.sizes.split(",") if size]
+        plan += [(f"val2017, seed {seed}", val, seed, None, val.parent / KARPATHY) for seed in seeds]
+        if not args.no_merged:
+            plan.append((f"val2017 + Karpathy test, seed {seeds[0]}", merged_captions(args.annotations, tmp), seeds[0],
+                         None, None))
+        records = []
+        for name, captions, seed, images, corpus in plan:
+            out = tmp / "build"
+            timing = timed_build(captions, out, seed, images, args.workers)
+            info = json.loads((out / "lgip_build.json").read_text())
+            record = {"set": name, "captions": info["counts"]["captions"], "images": info["counts"]["images"],
+                      "seed": seed, "build": timing, "audit": audited(out, corpus, seed=0)}
+            records.append(record)
+            print(f"{name}: {record['captions']:,} captions, build {timing['wall_s']} s wall / {timing['cpu_s']} s CPU, "
+                  f"peak {timing['peak_rss_gb']} GB", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps({"records": records}, indent=2) + "\n")
+    args.out.with_suffix(".md").write_text(markdown(records))
+    print(markdown(records))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""The audit's held-out instruments (lgip_metric.audit.held_out): fresh partitions no build draws, a naive Bayes
+learner checked against a reference computed by hand, a trigram LM on other images' captions, the scaling table,
+and on real builds: the held-out figure does not rise from a smaller val2017 build to a larger one."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lgip_dataset import SAMPLE_DIR, adversary, balance
+from lgip_dataset.errors import DataError
+from lgip_metric import audit
+from lgip_metric.audit import held_out
+from lgip_metric.cli import main
+from helpers.paths import SHARED, needs_shared
+from test_audit import mirrored, planted
+
+
+def test_partitions_are_seeded_near_equal_and_independent_of_row_order_and_of_the_builds():
+    ids = [f"img{i}" for i in range(103)] * 2
+    first, again = held_out.partitions(ids, seed=4), held_out.partitions(ids[::-1], seed=4)
+    assert len(first) == held_out.REPEATS
+    for fold, reversed_fold in zip(first, again):
+        assert (fold == reversed_fold[::-1]).all()  # a function of the id, not of the row
+        sizes = np.bincount(fold[:103], minlength=held_out.FOLDS)
+        assert sizes.max() - sizes.min() <= 1
+    assert any((a != b).any() for a, b in zip(first, first[1:]))  # each draw its own partition
+    assert (held_out.partitions(ids, seed=5)[0] != first[0]).any()
+    build = adversary.random_folds(ids, held_out.FOLDS, (balance.STREAM, 4, 1, 0, 0))
+    assert (build != first[0]).mean() > 0.5
+
+
+def _nb_reference(first: np.ndarray, second: np.ndarray, train: np.ndarray, test: np.ndarray, alpha: float) -> np.ndarray:
+    """Multinomial naive Bayes by hand: per-class smoothed n-gram frequencies over the training vocabulary,
+    margin = sum over the test pair's n-grams of the log-ratio, caption counted minus flip counted."""
+    vocabulary = (first[train] + second[train]).sum(axis=0) > 0
+    caption_counts, flip_counts = first[train][:, vocabulary].sum(axis=0), second[train][:, vocabulary].sum(axis=0)
+    log_ratio = (np.log((caption_counts + alpha) / (caption_counts.sum() + alpha * vocabulary.sum()))
+                 - np.log((flip_counts + alpha) / (flip_counts.sum() + alpha * vocabulary.sum())))
+    return (first[test][:, vocabulary] - second[test][:, vocabulary]) @ log_ratio
+
+
+def test_the_naive_bayes_margins_equal_a_reference_on_random_counts():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        first = rng.poisson(0.3, size=(40, 25)).astype(float)
+        second = rng.poisson(0.3, size=(40, 25)).astype(float)
+        fold = rng.integers(0, 3, size=40)
+        groups = np.zeros(40, dtype=np.int64)
+        margins = held_out._nb_margins((sp.csr_matrix(first), sp.csr_matrix(second)), fold, groups, 3)
+        for f in range(3):
+            test, train = np.flatnonzero(fold == f), np.flatnonzero(fold != f)
+            expected = _nb_reference(first, second, train, test, held_out.NB_ALPHA)
+            np.testing.assert_allclose(margins[test], expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("learner", held_out.LEARNERS)
+def test_every_held_out_learner_finds_a_planted_artifact_and_sits_at_chance_on_a_mirrored_set(learner):
+    groups = {"planted": ["planted"]}
+    found = held_out.learner_figures(planted(), groups, learners=(learner,), repeats=3)["planted"][learner]
+    assert found["mean"] == 1.0 and len(found["draws"]) == 3
+    groups = {"color": ["color"]}
+    chance = held_out.learner_figures(mirrored(), groups, learners=(learner,), repeats=3)["color"][learner]
+    assert chance["min"] == chance["max"] == 0.5
+
+
+def test_the_corpus_leaves_out_the_audited_images_and_texts_and_says_so(tmp_path):
+    corpus = tmp_path / "captions.json"
+    corpus.write_text(json.dumps({"images": [{"id": 1, "file_name": "a.jpg"}, {"id": 2, "file_name": "b.jpg"}],
+                                  "annotations": [{"id": 1, "image_id": 1, "caption": "A dog on a bed."},
+                                                  {"id": 2, "image_id": 2, "caption": "A cat on a mat."},
+                                                  {"id": 3, "image_id": 2, "caption": "Two birds in a tree."}]}))
+    kept, info = held_out.corpus_captions(corpus, audited_images=[1], audited_captions=["Two birds in a tree."])
+    assert kept == ["A cat on a mat."]
+    assert info == {"file": "captions.json", "captions": 1, "images": 1, "left_out_audited_images": 1,
+                    "left_out_audited_texts": 1}
+    with pytest.raises(DataError, match="--lm-corpus .*outside the audited set"):
+        held_out.corpus_captions(corpus, audited_images=[1, 2], audited_captions=[])
+
+
+def test_lgip_audit_prints_held_out_and_in_sample_tables_and_the_scaling_table(tmp_path, capsys):
+    out = tmp_path / "audit.json"
+    assert main(["audit", str(SAMPLE_DIR), "--no-progress", "--repeats", "2", "--bootstrap", "50",
+                 "--scaling", "100", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    held, in_sample = printed.index("### Held out: instruments no build uses"), printed.index("### In-sample")
+    assert held < in_sample < printed.index("### Held out, by size")
+    assert "nb learner acc, mean (range)" in printed and "trigram KN LM on other images' captions PR" in printed
+    record = json.loads(out.read_text())
+    hard = record["blocks"]["hard flips"]
+    assert len(hard["learners"]["nb"]["draws"]) == 2 and hard["learners"]["word"]["range"][0] <= hard["learners"]["word"]["accuracy"]
+    build = json.loads((SAMPLE_DIR / "lgip_build.json").read_text())["hard_flips"]["balance"]
+    assert record["in_sample"]["hard flips"]["accuracy"] == build["hard_set"]["learner_accuracy"]
+    assert [e["captions"] for e in record["scaling"]][-1] == record["scaling"][-1]["captions"] > 100
+    assert record["settings"]["held_out"]["partition_stream"] == held_out.STREAM != balance.STREAM
+
+
+@needs_shared("the full captions_val2017.json and the Karpathy test captions", "coco")
+def test_lgip_audit_lm_corpus_trains_a_trigram_on_other_images(tmp_path, capsys):
+    annotations = SHARED / "coco" / "annotations"
+    assert main(["audit", str(SAMPLE_DIR), "--no-progress", "--repeats", "1", "--bootstrap", "0", "--learners", "word",
+                 "--lm-corpus", str(annotations / "coco_karpathy_test.json"), "--json", str(tmp_path / "a.json")]) == 0
+    record = json.loads((tmp_path / "a.json").read_text())
+    assert record["settings"]["corpus"]["captions"] > 20000
+    assert 0.0 <= record["blocks"]["hard flips"]["corpus_trigram"]["PR"] <= 1.0
+    assert "the corpus LM learnt" in capsys.readouterr().out
+
+
+@needs_shared("the full captions_val2017.json (two builds of 1,000 and 3,000 captions)", "coco")
+@pytest.mark.slow
+def test_the_held_out_figure_does_not_rise_from_a_smaller_build_to_a_larger_one(tmp_path):
+    """The AFLite concern: a text-only learner gains with data. Two default builds of val2017 (about 1,000 and
+    3,000 captions), each audited on fresh partitions: the larger's word learner on the hard flips is no higher."""
+    from lgip_dataset.materialize import BuildConfig, build
+
+    figures = []
+    for images in (200, 600):
+        out = tmp_path / f"b{images}"
+        build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=images,
+                          captions_per_image=7, families="core,hard"), progress=False)
+        source = audit.from_build(out)
+        result = audit.audit(source.frame, types=["hard_object", "hard_color", "hard_count"], learners=("word",),
+                             repeats=3, bootstrap=0, ngram=False)
+        figures.append(result["blocks"]["hard flips"]["learners"]["word"]["accuracy"])
+    smaller, larger = figures
+    assert larger <= max(smaller, 0.5) + 0.01, figures
+    assert 0.4 <= larger <= 0.56, figures
