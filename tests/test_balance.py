@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from lgip_dataset import balance, hub_io, schema
 from lgip_dataset.ngram import words
 from lgip_dataset.perturb.variant import Variant
-from helpers.paths import SHARED, needs_shared
+from helpers.paths import needs_shared
 
 VOCABULARY = ("dog", "cat", "horse", "sheep", "cow", "bear")
 
@@ -132,12 +132,8 @@ def test_the_embedded_samples_hard_flips_are_balanced():
 
 @needs_shared("the full captions_val2017.json (a 2,000-caption build)", "coco")
 @pytest.mark.slow
-def test_a_2000_caption_val2017_build_is_balanced_and_counts_go_both_ways(tmp_path):
-    from lgip_dataset.materialize import BuildConfig, build
-
-    out = tmp_path / "b"
-    build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=400,
-                      captions_per_image=5, families="core,hard"), progress=False)
+def test_a_2000_caption_val2017_build_is_balanced_and_counts_go_both_ways(val2017_2000_build):
+    out = val2017_2000_build
     for share, largest in _word_balance(out).values():
         assert largest <= balance.WORD_TOLERANCE
     pairs = hub_io.load_config(out, schema.PAIRS).to_pandas()
