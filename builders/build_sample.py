@@ -26,7 +26,8 @@ SAMPLE_NOTE = """## About this sample
 This is the embedded sample shipped inside the `lgip` package so that everything runs on a fresh
 machine with no download: every COCO val2017 image in the project's COCO folder whose Flickr
 license is CC BY 2.0 or CC BY-SA 2.0, with up to 5 human captions each. Rebuild it with
-`python builders/build_sample.py --coco <folder with annotations/ and val2017_images/>`."""
+`python builders/build_sample.py` (the COCO folder beside the repository; `--coco DIR` for another),
+then re-pin the tests' scores with `python builders/pin_sample_scores.py`."""
 
 
 def main(argv: list[str] | None = None) -> int:
