@@ -3,9 +3,10 @@
 Only images under CC BY 2.0 (COCO license id 4) or CC BY-SA 2.0 (id 5) may be redistributed in
 the repository; the sample holds every such val2017 image present in the folder, all built by the
 same code as any other LGIP dataset (``lgip_dataset.materialize.build``), with the paper's core
-families and the hard flips (``SAMPLE_FAMILIES``)::
+families and the hard flips (``SAMPLE_FAMILIES``). The same code and COCO files give the same bytes::
 
-    python builders/build_sample.py --coco ../shared/coco
+    python builders/build_sample.py                  # the COCO folder beside the repository, ../shared/coco
+    python builders/pin_sample_scores.py             # then re-pin the tests' fp32 scores, on purpose
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.materialize import BuildConfig, build
 
+COCO_DIR = Path(__file__).resolve().parents[2] / "shared" / "coco"  # ../shared/coco of the repository
 REDISTRIBUTABLE_LICENSES = (4, 5)  # Attribution, Attribution-ShareAlike
 MAX_SAMPLE_BYTES = 10 * 1024 * 1024
 SAMPLE_FAMILIES = "core,hard"  # Table 1's families and the hard set beside it
@@ -24,16 +26,21 @@ SAMPLE_NOTE = """## About this sample
 This is the embedded sample shipped inside the `lgip` package so that everything runs on a fresh
 machine with no download: every COCO val2017 image in the project's COCO folder whose Flickr
 license is CC BY 2.0 or CC BY-SA 2.0, with up to 5 human captions each. Rebuild it with
-`python builders/build_sample.py --coco <folder with annotations/ and val2017_images/>`."""
+`python builders/build_sample.py` (the COCO folder beside the repository; `--coco DIR` for another),
+then re-pin the tests' scores with `python builders/pin_sample_scores.py`."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--coco", type=Path, required=True, help="folder with annotations/ and val2017_images/")
+    parser.add_argument("--coco", type=Path, default=COCO_DIR,
+                        help="folder with annotations/ and val2017_images/ (default: ../shared/coco of the repository)")
     parser.add_argument("--out", type=Path, default=SAMPLE_DIR, help="output folder (default: the packaged sample)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     images = args.coco / "val2017_images"
+    if not images.is_dir():
+        parser.error(f"--coco {args.coco}: no val2017_images/ folder there; pass the COCO folder with "
+                     "annotations/captions_val2017.json and val2017_images/")
     present = tuple(sorted(int(p.stem) for p in images.glob("*.jpg")))
     config = BuildConfig(
         captions=args.coco / "annotations" / "captions_val2017.json",

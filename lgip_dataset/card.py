@@ -123,13 +123,15 @@ def _size_category(n: int) -> str:
 
 
 def _counts_table(counts: dict) -> str:
+    """Images, captions, skips, the paraphrases and flips in all (per type: the variant types table) and the
+    groups per type."""
     lines = ["| what | count |", "|---|---:|"]
     for key in ("images", "captions", "captions_with_paraphrase", "captions_with_flip", "skipped"):
         lines.append(f"| {key.replace('_', ' ')} | {counts.get(key, 0):,} |")
-    for plural in ("paraphrases", "flips", "groups"):
-        for typ, n in counts.get(plural, {}).items():
-            label = f"{plural} (all)" if typ == "total" else f"{plural}: {typ}"
-            lines.append(f"| {label} | {n:,} |")
+    for plural in ("paraphrases", "flips"):
+        lines.append(f"| {plural} (all) | {counts.get(plural, {}).get('total', 0):,} |")
+    for typ, n in counts.get("groups", {}).items():
+        lines.append(f"| {'groups (all)' if typ == 'total' else f'groups: {typ}'} | {n:,} |")
     return "\n".join(lines)
 
 
@@ -140,14 +142,8 @@ def _types_section(families: dict, counts: dict, imported: dict) -> str:
     groups = {name: meta["group"] for name, meta in variant_types().items()}
     lines = [
         "A variant's `type` is the name of the family that made it, or of the probe-set subset it was "
-        "imported from; `group` is the registry's (core, hard, extended, imported). "
-        "Core families (template, marker, object, color, count) are selected together with K_same / "
-        "K_diff per caption exactly as in a core-only build; every other family is selected on its "
-        "own with the cap of its kind (K_same for paraphrase families, K_diff for flip families). "
-        "Multi-word flips record the edited region: `span_start`/`span_end` run from the first to the "
-        "last edited word, `original` is the caption's text there and `replacement` the variant's. "
-        f"`--families all` leaves out {' and '.join(OPT_IN)}, built only when named: too few of their flips "
-        "are sound on COCO (on val2017 no role swap is attested both ways, and a photo decides 2 temporal flips).",
+        "imported from; `group` is the registry's (core, hard, extended, imported). How each family is "
+        f"selected and what it may change: `docs/probes.md` (`--families all` leaves out {' and '.join(OPT_IN)}).",
         "",
         "| type | group | kind | version | variants |",
         "|---|---|---|---|---:|",
@@ -229,7 +225,7 @@ def _license_section(images: list[ImageEntry] | None) -> str:
         counts[entry.license or "unknown"] = counts.get(entry.license or "unknown", 0) + 1
     lines = [f"- {name} ({FLICKR_LICENSES.get(name, 'see its terms')}): {n:,} image(s)" for name, n in sorted(counts.items())]
     return (text + f" Images: their own Flickr licenses (`license: other`, `license_name: {MIXED_LICENSE_NAME}` "
-            "in the header), per image in the table above:\n\n" + "\n".join(lines))
+            "in the header), per image in the table below:\n\n" + "\n".join(lines))
 
 
 BIAS_RISKS_LIMITATIONS = """- **Source bias.** The captions are COCO's: English only, written by crowd workers about Flickr
@@ -239,11 +235,34 @@ BIAS_RISKS_LIMITATIONS = """- **Source bias.** The captions are COCO's: English 
   people: a flip can be implausible as a sentence, or a paraphrase can shift the meaning slightly
   (the `lgip perturb` agreement checks bound, but do not remove, such errors). A text-only language
   model can tell some flips from their captions without the image; compare against the blind
-  baselines `lgip evaluate` reports.
-- **People in the images.** COCO images show identifiable people; the captions may contain gendered
-  or other social descriptions, and object/count flips may replace words that describe people.
-- **Intended use.** Probing the image-text similarity of vision-language models. Not for training
-  or for judging people, and the numbers describe models, not the people in the images."""
+  baselines `lgip evaluate` reports."""
+PERSONAL_INFORMATION = """COCO images show identifiable people; the captions may contain gendered or other social
+descriptions, and object/count flips may replace words that describe people. The dataset adds no
+information about the people beyond COCO's captions."""
+RECOMMENDATIONS = """Read a model's PR beside the text-only baselines `lgip evaluate` prints with it (on the paper's
+flips text alone picks the caption about 83% of the time; on the hard flips it sits near chance), and
+compare models only on the same rows. Use the dataset to probe the image-text similarity of
+vision-language models, not for training or for judging people: the numbers describe models, not
+the people in the images."""
+USES = """### Direct Use
+
+Score a vision-language model's image-text similarity on every (image, caption, variant) row and
+compute E_inv, E_sens and PR with the `lgip` metric (`lgip evaluate --model NAME --dataset <this
+dataset>`, or your own harness and `evaluate.load`).
+
+""" + USAGE.replace("{repo}", "<org>/lgip") + """
+
+### Out-of-Scope Use
+
+Training or fine-tuning on the flips (they would stop being a probe), judging or describing the
+people in the images, and reading a model's PR without the text-only baselines beside it."""
+CURATION_RATIONALE = """A good vision-language model gives an image and its caption the same score under a paraphrase and
+a lower score when one word changes the meaning. Human captions of real photographs, each varied by
+one controlled edit, let a model's reaction be measured against the image it was shown, with the
+edit's type, words and span recorded for every row."""
+MORE_INFORMATION = """In the lgip package's repository: `docs/dataset.md` (loading, building, rebuilding),
+`docs/probes.md` (each family's rules), `docs/hard_flips.md` (the hard flips and their audit),
+`docs/judged_validity.md` (flips judged blind), `docs/metric.md` (what the statistics say)."""
 
 
 def _licenses_table(images: list[ImageEntry]) -> str:
@@ -259,8 +278,39 @@ def _licenses_table(images: list[ImageEntry]) -> str:
     return "\n".join(lines)
 
 
+def _configs_section(info: dict, images: list[ImageEntry] | None) -> str:
+    """The configs, their rows' fields and the ids."""
+    return ("- `pairs` (default): one row per (caption, variant): `row_id`, `caption_id`, `image_id`, `caption`, "
+            "`variant`, `kind` (`paraphrase` | `flip`), `type`, and for flips the `original` and "
+            "`replacement` words with their character span in the caption.\n"
+            "- `captions`: one row per human caption with its `paraphrases` and `flips` as lists.\n"
+            + ("- `images`: one row per image, stored once, keyed by `image_id`, JPEG bytes embedded.\n" if images is not None
+               else "- This is a text-only build: no `images` config; rows reference COCO images by `image_id`.\n")
+            + ("- `groups`: 2x2 groups (EqBen/Winoground): two images whose human captions differ by exactly one "
+               "flipped word (color, object, count, spatial or temporal), with the two captions and words.\n"
+               if schema.GROUPS in info["configs"] else "")
+            + ("- `plausibility`: one row per hard flip (`hard_object`, `hard_color`, `hard_count`), keyed by "
+               "`variant_id`: the figures its replacement was chosen by (`lm_delta`, `context_fit`, `typicality`, "
+               "`candidates`, `context`, `fold`), from COCO caption statistics of the other image folds.\n"
+               if schema.PLAUSIBILITY in info["configs"] else "")
+            + "\nSplit: `test`. Ids are stable: `c<annotation id>` for captions, `<caption_id>-p<i>` and "
+            "`<caption_id>-f<i>` for variants.")
+
+
+def _build_record(info: dict) -> str:
+    """How this folder was built: source, seed and caps, versions, the hard flips' statistics."""
+    return (f"- source captions: `{info['source']['captions']}` (sha256 `{info['source']['captions_sha256'][:16]}…`)\n"
+            f"- seed: {info['seed']}; K_same = {info['k_same']}; K_diff = {info['k_diff']}; "
+            f"captions per image ≤ {info['captions_per_image'] or 'all'}; images sampled: "
+            f"{'all' if info['num_images'] is None else info['num_images']}\n"
+            f"- lexicon version: {info['lexicon_version']}; lgip {info['lgip_version']}; "
+            f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}"
+            + _statistics_line(info.get("hard_flips")))
+
+
 def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config) -> None:
-    """Write ``folder/README.md`` for a build described by ``info`` (see ``lgip_build.json``)."""
+    """Write ``folder/README.md`` for a build described by ``info`` (see ``lgip_build.json``), in the sections
+    of the Hub's dataset card template."""
     counts = info["counts"]
     card_data = _card_data(folder, info["configs"], images, info["source"].get("format", "coco"))
     sections = [
@@ -269,43 +319,37 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "**paraphrases** (template wraps and scene markers) and meaning-changing **semantic flips** "
         "(one object, color or count word substituted), so that a vision-language model's image-text "
         "similarity can be probed for linguistic invariance (E_inv) and semantic sensitivity (E_sens, PR).",
-        "## Configs\n\n"
-        "- `pairs` (default): one row per (caption, variant): `row_id`, `caption_id`, `image_id`, `caption`, "
-        "`variant`, `kind` (`paraphrase` | `flip`), `type`, and for flips the `original` and "
-        "`replacement` words with their character span in the caption.\n"
-        "- `captions`: one row per human caption with its `paraphrases` and `flips` as lists.\n"
-        + ("- `images`: one row per image, stored once, keyed by `image_id`, JPEG bytes embedded.\n" if images is not None
-           else "- This is a text-only build: no `images` config; rows reference COCO images by `image_id`.\n")
-        + ("- `groups`: 2x2 groups (EqBen/Winoground): two images whose human captions differ by exactly one "
-           "flipped word (color, object, count, spatial or temporal), with the two captions and words.\n"
-           if schema.GROUPS in info["configs"] else "")
-        + ("- `plausibility`: one row per hard flip (`hard_object`, `hard_color`, `hard_count`), keyed by "
-           "`variant_id`: the figures its replacement was chosen by (`lm_delta`, `context_fit`, `typicality`, `candidates`, "
-           "`context`, `fold`), from COCO caption statistics of the other image folds.\n"
-           if schema.PLAUSIBILITY in info["configs"] else "")
-        + "\nSplit: `test`. Ids are stable: `c<annotation id>` for captions, `<caption_id>-p<i>` and "
-        "`<caption_id>-f<i>` for variants.",
-        "## Usage\n\n" + USAGE.replace("{repo}", "<org>/lgip"),
-        "## Counts\n\n" + _counts_table(counts),
-        "## Variant types\n\n" + _types_section(info["families"], counts, info.get("imported_types", {})),
-        "## Build\n\n"
-        f"- source captions: `{info['source']['captions']}` (sha256 `{info['source']['captions_sha256'][:16]}…`)\n"
-        f"- seed: {info['seed']}; K_same = {info['k_same']}; K_diff = {info['k_diff']}; "
-        f"captions per image ≤ {info['captions_per_image'] or 'all'}; images sampled: "
-        f"{'all' if info['num_images'] is None else info['num_images']}\n"
-        f"- lexicon version: {info['lexicon_version']}; lgip {info['lgip_version']}; "
-        f"datasets {info['libraries']['datasets']}; pyarrow {info['libraries']['pyarrow']}"
-        + _statistics_line(info.get("hard_flips")),
+        "## Dataset Details\n\n### Dataset Description\n\n"
+        f"- **Curated by:** the LGIP project, with lgip {info['lgip_version']} (`lgip build`)\n"
+        "- **Language(s):** English\n- **License:** " + _license_line(images) + "\n\n"
+        "### Dataset Sources\n\n- **Captions and images:** MS COCO (https://cocodataset.org/)\n"
+        "- **Paper:** Lee, *Language-Guided Invariance Probing of Vision-Language Models* (see Citation)",
+        "## Uses\n\n" + USES,
+        "## Dataset Structure\n\n" + _configs_section(info, images)
+        + "\n\n### Counts\n\n" + _counts_table(counts)
+        + "\n\n### Variant types\n\n" + _types_section(info["families"], counts, info.get("imported_types", {})),
+        "## Dataset Creation\n\n### Curation Rationale\n\n" + CURATION_RATIONALE
+        + "\n\n### Source Data\n\n#### Data Collection and Processing\n\n" + _build_record(info)
+        + "\n\n" + _skips_section(info["skips"], info.get("cleaned", {}))
+        + "\n\n#### Who are the source data producers?\n\nCOCO's crowd workers wrote the captions; Flickr users "
+        "took the photographs (each image's license and source below).\n\n### Annotations\n\n"
+        "#### Annotation process\n\nThe variants are machine-generated by `lgip build` from versioned lexicons and "
+        "rules, each flip one substitution (its type, words and span recorded); samples of them were judged blind "
+        "by a reviewer (`docs/judged_validity.md`).\n\n#### Personal and Sensitive Information\n\n"
+        + PERSONAL_INFORMATION,
         *filter(None, (_balance_section(info.get("hard_flips")),)),
-        "## Skipped and cleaned input\n\n" + _skips_section(info["skips"], info.get("cleaned", {})),
-    ]
-    if images is not None:
-        sections.append("## Image licenses\n\n" + _licenses_table(images))
-    sections += [
-        "## Bias, Risks, and Limitations\n\n" + BIAS_RISKS_LIMITATIONS,
-        "## License\n\n" + _license_section(images),
+        "## Bias, Risks, and Limitations\n\n" + BIAS_RISKS_LIMITATIONS + "\n\n### Recommendations\n\n" + RECOMMENDATIONS,
+        "## License\n\n" + _license_section(images)
+        + ("\n\n" + _licenses_table(images) if images is not None else ""),
         "## Citation\n\n```bibtex\n" + LGIP_CITATION + "\n" + COCO_CITATION + "\n```",
+        "## More Information\n\n" + MORE_INFORMATION,
         *config.extra_card_sections,
     ]
     card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n")
     card.save(folder / "README.md")
+
+
+def _license_line(images: list[ImageEntry] | None) -> str:
+    """One line: who licenses what (the License section lists each image's)."""
+    return ("captions, annotations and generated variants CC BY 4.0; "
+            + ("no image embedded" if images is None else "each image its own Flickr license (see License)"))

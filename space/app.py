@@ -37,7 +37,8 @@ SAMPLE_SOURCE, HUB_SOURCE = "embedded sample", "Hub dataset (first N rows)"
 INTRO = """# LGIP: Language-Guided Invariance Probing
 A good vision-language model gives an image and its caption **the same score under a paraphrase**
 ("a photo of …", "… in the scene") and **a lower score when one word changes the meaning**
-(an object, a color or a count). Pick an image and a caption and see what your model does."""
+(an object, a color or a count). Pick an image and a caption and see what your model does: the paper's
+families and the hard flips (a word that fits the caption's context) by default, the extended probes on request."""
 
 
 def default_dataset() -> str:
@@ -60,12 +61,15 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
         return sample.ids[evt.index]
 
     @gpu(duration=60)
-    def run_probe(image, caption, models, seed):
+    def run_probe(image, caption, models, seed, families):
         if image is None:
             raise gr.Error("Upload an image or pick a sample image first.")
         caption = guards.check_caption(caption)
         names = pool.check(models)
-        result = probe.perturb(caption, guards.check_seed(seed))
+        try:
+            result = probe.perturb(caption, guards.check_seed(seed), families)
+        except LGIPError as err:
+            raise gr.Error(f"Families refused: {err}") from None
         scores = [probe.score(pool.get(name), name, image, caption, result) for name in names]
         labels = {name: pool.label(name) for name in names}
         return (probe.highlight(result), probe.summary(scores, result, labels), probe.chart(scores, result, labels),
@@ -115,11 +119,15 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
                     human = gr.Radio(choices=[], label="…or pick one of the image's human captions")
                     models = gr.Dropdown(choices=pool.choices(), value=[pool.allowed[0]], multiselect=True,
                                          label="Models (loaded on first use)")
+                    families = gr.CheckboxGroup(choices=probe.FAMILY_CHOICES, value=list(probe.DEFAULT_FAMILIES),
+                                                label="Families", elem_id="families")
                     seed = gr.Number(value=0, precision=0, label="Perturbation seed")
                     go = gr.Button("Probe", variant="primary", elem_id="probe-button")
-            variants = gr.HighlightedText(label="Paraphrases (P) and flips (F): changed words highlighted by type",
-                                          color_map=probe.TYPE_COLORS, show_legend=True, combine_adjacent=True,
-                                          elem_id="variants")
+            with gr.Row():
+                variants = gr.HighlightedText(label="Paraphrases (P) and flips (F): changed words highlighted by type",
+                                              color_map=probe.TYPE_COLORS, show_legend=True, combine_adjacent=True,
+                                              elem_id="variants", scale=3)
+                gr.Markdown(probe.HARD_NOTE, elem_id="hard-note")
             summary = gr.Markdown(elem_id="probe-summary")
             chart = gr.Plot(label="Similarity of each variant against the caption's (dashed)", elem_id="probe-chart")
             scores = gr.Dataframe(label="Scores", interactive=False, wrap=True)
@@ -150,7 +158,8 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
         gallery.select(select_from_gallery, None, picker, api_visibility="private")
         human.change(lambda text: text, human, caption, api_visibility="private")
         image.upload(lambda: "", None, credit, api_visibility="private")  # an upload is not the sample image
-        go.click(run_probe, [image, caption, models, seed], [variants, summary, chart, scores], api_name="probe")
+        go.click(run_probe, [image, caption, models, seed, families], [variants, summary, chart, scores],
+                 api_name="probe")
         refresh.click(show_leaderboard, None, [board_notes, board_table, board_plot], api_name="leaderboard")
         start.click(run_benchmark, [run_model, source, dataset_id, rows], [run_summary, run_table, run_file, run_plot],
                     api_name="run", concurrency_limit=1)

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from helpers.coco import write_sample_coco
+from helpers.paths import SHARED
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
 settings.register_profile(
@@ -35,3 +36,15 @@ os.environ["LGIP_CACHE_DIR"] = tempfile.mkdtemp(prefix="lgip-test-cache-")
 def sample_coco_dir(tmp_path_factory) -> Path:
     """``annotations/captions_val2017.json`` and ``val2017_images/`` of the embedded sample's 50 images, written once."""
     return write_sample_coco(tmp_path_factory.mktemp("sample-coco"))
+
+
+@pytest.fixture(scope="session")
+def val2017_2000_build(tmp_path_factory) -> Path:
+    """A core and hard build of 2,000 val2017 captions (400 images, 5 captions each, no images stored), built
+    once for the tests that check a real build's hard flips (they skip without ``../shared/coco``)."""
+    from lgip_dataset.materialize import BuildConfig, build
+
+    out = tmp_path_factory.mktemp("val2017-2000") / "build"
+    build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=400,
+                      captions_per_image=5, families="core,hard"), progress=False)
+    return out

@@ -1,4 +1,4 @@
-"""The library API (``lgip_metric.score`` / ``evaluate_model`` / ``write_report``): the README example
+"""The library API (``lgip_metric.score`` / ``evaluate_model`` / ``write_report``): the example of docs/api.md
 runs as written, objects pass along in memory and each output file is written once and never read back."""
 from __future__ import annotations
 
@@ -19,18 +19,18 @@ from lgip_metric.results.record import load_results
 REPO = Path(__file__).resolve().parents[1]
 
 
-def readme_example() -> str:
-    """The Python block after ``<!-- api-example -->`` in README.md."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def api_example() -> str:
+    """The Python block after ``<!-- api-example -->`` in docs/api.md."""
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- api-example -->\n```python\n(.*?)```", text, re.S)
-    assert match, "README.md lost its <!-- api-example --> block"
+    assert match, "docs/api.md lost its <!-- api-example --> block"
     return match.group(1)
 
 
-def test_the_readme_example_runs_as_written(tmp_path, monkeypatch, capsys):
+def test_the_api_example_runs_as_written(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LGIP_CACHE_DIR", str(tmp_path / "cache"))
-    exec(compile(readme_example(), "README.md", "exec"), {})
+    exec(compile(api_example(), "docs/api.md", "exec"), {})
     printed = capsys.readouterr().out.split()
     assert float(printed[0]) == json.loads((tmp_path / "runs/tiny/results.json").read_text())["metrics"]["PR"]
     assert printed[1] == "open_clip:lgip-tiny-clip"

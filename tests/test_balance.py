@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from lgip_dataset import adversary, balance, balance_program, hub_io, schema
 from lgip_dataset.ngram import words
 from lgip_dataset.perturb.variant import Variant
-from helpers.paths import SHARED, needs_shared
+from helpers.paths import needs_shared
 
 VOCABULARY = ("dog", "cat", "horse", "sheep", "cow", "bear")
 
@@ -134,14 +134,10 @@ def test_the_embedded_samples_hard_flips_have_no_one_way_word():
 
 @needs_shared("the full captions_val2017.json (a 2,000-caption build)", "coco")
 @pytest.mark.slow
-def test_a_2000_caption_val2017_build_is_on_target_and_counts_go_both_ways(tmp_path):
+def test_a_2000_caption_val2017_build_is_on_target_and_counts_go_both_ways(val2017_2000_build):
     import json
 
-    from lgip_dataset.materialize import BuildConfig, build
-
-    out = tmp_path / "b"
-    build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=400,
-                      captions_per_image=5, families="core,hard"), progress=False)
+    out = val2017_2000_build
     assert max(_word_balance(out).values()) <= 0.5
     report = json.loads((out / "lgip_build.json").read_text())["hard_flips"]["balance"]
     for figures in report["per_type"].values():  # nearly every cell reaches its target within the tolerance

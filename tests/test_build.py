@@ -78,7 +78,7 @@ def test_build_layout_card_and_load_dataset(tmp_path):
     assert info["seed"] == 1 and info["lexicon_version"] and info["counts"] == summary.counts
     card = (out / "README.md").read_text()
     assert f"lexicon version: {info['lexicon_version']}" in card and "seed: 1" in card
-    assert "Attribution License" in card and "flips: object" in card
+    assert "Attribution License" in card and "| object | core | flip |" in card
     assert load_config(out, "pairs").num_rows == pairs.num_rows
 
 

@@ -477,8 +477,7 @@ ARTICLE_COUNTS = [
                                                 "Several stop signs on the corner of a street.",
                                                 "Some stop signs on the corner of a street.",
                                                 "Many stop signs on the corner of a street.",
-                                                "A group of stop signs on the corner of a street.",
-                                                "Stop signs on the corner of a street."}),
+                                                "Stop signs on the corner of a street."}),  # a thing: no "a group of"
 ]
 
 

@@ -265,14 +265,12 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     blind_md = paths["blind.md"].read_text(encoding="utf-8")
     assert "blind trigram PR" in blind_md and "learned word adversary accuracy (held-out)" in blind_md
     assert f"{hard_report.ADVERSARY} | " in text  # the per hard type table has its row
+    assert_summary_blocks(path)
     del data["blind"]["adversary"]  # results written before it: no adversary row or column
     path.write_text(json.dumps(data), encoding="utf-8")
     older = report_from_files([path], tmp_path / "older")
     assert hard_report.ADVERSARY not in older["hard.md"].read_text(encoding="utf-8")
     assert "adversary" not in older["blind.md"].read_text(encoding="utf-8")
-    from lgip_metric.commands.evaluate import headline
-
-    assert "hard flips (hard_object, hard_color):" in headline(data["statistics"])
     import sys
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "space"))
@@ -286,6 +284,45 @@ def test_the_hard_block_stands_beside_table_1_with_both_blind_scorers(tmp_path, 
     assert board.loc[label, "hard PR, blind: trigram KN LM"] == pytest.approx(
         round(data["blind"]["trigram"]["blind"]["hard"]["PR"], 4))
     assert "paper flips PR, blind: bigram KN LM" in board.columns
+
+
+def summary_sections(text: str) -> dict[str, str]:
+    """The printed summary cut at its block headings: {heading: the lines under it}."""
+    sections, heading = {}, None
+    for line in text.splitlines():
+        if not line.startswith(" ") and line.endswith(":"):
+            heading = line
+            sections[heading] = ""
+        elif heading is not None and line.startswith(" "):
+            sections[heading] += line + "\n"
+    return sections
+
+
+def assert_summary_blocks(path: Path) -> None:
+    """What `lgip evaluate` prints: each block under a heading naming its own types, with its own model and
+    text-only figures (the paper's flips' blind figures never under the hard flips' heading), and the line
+    that says what a figure near 0.5 means."""
+    from lgip_metric.commands.evaluate import summary
+
+    loaded = results.load_results(path)
+    data, text = loaded.data, summary(loaded)
+    sections = summary_sections(text)
+    paper = next(h for h in sections if h.startswith("paper paraphrases and flips"))
+    hard = "hard flips (hard_object, hard_color):"
+    assert list(sections) == [paper, hard] and "flips: object, color, count" in paper
+    for heading, block, types, other in ((paper, "headline", ("object", "color", "count"), ("hard_object", "hard_color")),
+                                         (hard, "hard", ("hard_object", "hard_color"), ("object ", "color ", "count "))):
+        lines = sections[heading]
+        statistics = data["statistics"] if block == "headline" else data["statistics"]["hard"]
+        assert f"PR      {statistics['PR']:.4f}" in lines
+        for scorer in ("lm", "trigram"):
+            blind = data["blind"][scorer]["blind"]
+            assert f"{blind[block]['PR']:.4f}" in lines
+            assert all(f"{t} {blind['per_type'][t]['PR']:.4f}" in lines for t in types if t in blind["per_type"])
+        learned = data["blind"]["adversary"]
+        assert f"learned word adversary (held-out accuracy) {learned[block]['accuracy']:.4f}" in lines
+        assert not any(f" {t}" in lines for t in other)  # nothing of the other block's types
+    assert "near 0.5" in text.splitlines()[-1]
 
 
 def model_rows_of(frame, block: dict) -> int:

@@ -23,6 +23,7 @@ from PIL import Image
 from lgip_dataset import schema
 from lgip_dataset.hub_io import load_config
 from lgip_dataset.perturb import Perturber
+from lgip_dataset.perturb.registry import CORE, HARD
 from lgip_metric import stats
 from lgip_metric.statistics import reference
 from lgip_metric.scoring.engine import score_dataset
@@ -59,8 +60,9 @@ def frame(value: dict) -> pd.DataFrame:
     return pd.DataFrame(value["data"], columns=value["headers"])
 
 
-def probe(client, image, caption, models=(TINY,), seed=0):
-    return client.predict(handle_file(str(image)) if image else None, caption, list(models), seed, api_name="/probe")
+def probe(client, image, caption, models=(TINY,), seed=0, families=("core", "hard")):
+    return client.predict(handle_file(str(image)) if image else None, caption, list(models), seed, list(families),
+                          api_name="/probe")
 
 
 # ------------------------------------------------------------------------------------------ tabs
@@ -83,16 +85,16 @@ def test_sample_picker_loads_image_and_captions(client, sample_image):
 
 def test_probe_shows_variants_and_caption_statistics(client, sample_image):
     highlighted, summary, plot, table = probe(client, sample_image["path"], sample_image["caption"])
-    result = Perturber(k_same=6, k_diff=6).perturb(sample_image["caption"], seed=0)
+    result = Perturber(k_same=6, k_diff=6, families="core,hard").perturb(sample_image["caption"], seed=0)
     table = frame(table)
     expected = [v.text for v in result.paraphrases + result.flips]
     assert table["text"].tolist() == expected and len(expected) > 6
     assert set(table["kind"]) == {"paraphrase", "flip"}
-    # the swapped word of every flip is highlighted with the flip's type
+    # the swapped word of every flip is highlighted with the flip's type, the hard flips' by default too
     labelled = {(seg["token"].strip(), seg["class_or_confidence"]) for seg in highlighted if seg["class_or_confidence"]}
     for flip in result.flips:
         assert any(flip.replacement in token and label == flip.type for token, label in labelled), flip
-    assert {label for _, label in labelled} <= {"template", "marker", "object", "color", "count"}
+    assert {label for _, label in labelled} <= {*CORE, *HARD} and {label for _, label in labelled} & set(HARD)
     # the caption's E_inv, gap and PR are the statistics of its rows
     rows = table.assign(image=1, caption="c")
     expected_stats = stats.lgip_statistics(rows["s(I,c)"], rows["s(I,variant)"], rows["kind"], rows["type"],
@@ -324,8 +326,12 @@ def test_probe_caption_statistics_are_the_stats_modules_even_without_flips(capti
     scored = tab.Scored("m", 0.3, np.random.default_rng(0).uniform(0.2, 0.4, len(kinds)).round(2))
     metrics = tab.caption_metrics(scored, result)
     flips = np.array(kinds) == "flip"
-    assert (metrics["paraphrases"], metrics["flips"]) == (len(kinds) - flips.sum(), flips.sum())
-    assert metrics["caught"] == int((scored.variants[flips] < 0.3).sum())
+    hard = np.isin(types, HARD)
+    paper = flips & ~hard if (flips & ~hard).any() else flips  # the headline falls back to every flip type
+    assert (metrics["paraphrases"], metrics["flips"]) == (len(kinds) - flips.sum(), paper.sum())
+    assert metrics["caught"] == int((scored.variants[paper] < 0.3).sum())
+    if hard.any():
+        assert (metrics["hard"]["flips"], metrics["hard"]["caught"]) == (hard.sum(), int((scored.variants[hard] < 0.3).sum()))
     if not result.flips:
         assert metrics["gap"] is metrics["PR"] is None and metrics["per_type"] == {}
     if not kinds:
@@ -336,7 +342,7 @@ def test_probe_caption_statistics_are_the_stats_modules_even_without_flips(capti
     assert [metrics["E_inv"], metrics["gap"], metrics["PR"]] == [expected["E_inv"], expected["E_sens"], expected["PR"]]
     assert metrics["E_inv"] == pytest.approx(np.abs(0.3 - scored.variants[~flips]).mean(), abs=1e-12)
     if result.flips:
-        assert metrics["gap"] == pytest.approx((0.3 - scored.variants[flips]).mean(), abs=1e-12)
+        assert metrics["gap"] == pytest.approx((0.3 - scored.variants[paper]).mean(), abs=1e-12)
     assert {t: [b["gap"], b["PR"]] for t, b in metrics["per_type"].items()} == {
         t: [b["E_sens"], b["PR"]] for t, b in expected["per_type"].items() if b["kind"] == "flip"}
 

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from helpers.space import space  # noqa: F401  (fixture)
+from lgip_dataset.perturb.registry import HARD
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +58,31 @@ def _full_page_screenshot(browser, path: Path) -> Path:
     return path
 
 
+TYPED_CAPTION = "Two dogs are sleeping on a red couch in the kitchen."  # a flip of each hard family
+
+
+def probe_tab():
+    """The Space's ``lgip_space.probe`` (the Space's folder is put on the path by importing its app)."""
+    from helpers.space import import_space_app
+
+    import_space_app()
+    from lgip_space import probe
+
+    return probe
+
+
+def _highlighted(browser) -> dict[str, list[str]]:
+    """Per category of the variants box's legend, the texts of the highlighted tokens drawn in its colour."""
+    from selenium.webdriver.common.by import By
+
+    legend = {item.text.strip(): item.value_of_css_property("background-color")
+              for item in browser.find_elements(By.CSS_SELECTOR, "#variants .legend-item")}
+    tokens = [(token.text, token.value_of_css_property("background-color"))
+              for token in browser.find_elements(By.CSS_SELECTOR, "#variants .token.highlighted")]
+    assert len(set(legend.values())) == len(legend)  # one colour per family
+    return {name: [text for text, colour in tokens if colour == legend_colour] for name, legend_colour in legend.items()}
+
+
 def test_probe_in_a_browser(browser, space, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
@@ -75,6 +101,19 @@ def test_probe_in_a_browser(browser, space, tmp_path):  # noqa: F811
     variants = browser.find_element(By.CSS_SELECTOR, "#variants").text
     assert "tiny-clip" in summary and "random weights" in summary.lower()
     assert "P1" in variants and "F1" in variants
+    # a caption of the visitor's own: by default its hard flips are there, each edit highlighted in its family's
+    # colour, with the note beside them
+    typed = browser.find_element(By.CSS_SELECTOR, "#caption textarea")
+    typed.clear()
+    typed.send_keys(TYPED_CAPTION)
+    browser.find_element(By.CSS_SELECTOR, "#probe-button").click()
+    wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "#variants"), TYPED_CAPTION.rstrip(".")))
+    highlighted = _highlighted(browser)
+    expected = {v.type: v.replacement for v in probe_tab().perturb(TYPED_CAPTION, 0).flips}
+    assert set(HARD) <= set(expected)
+    for family in HARD:
+        assert any(expected[family].split()[-1] in text for text in highlighted[family]), (family, highlighted)
+    assert "chosen across the whole build" in browser.find_element(By.CSS_SELECTOR, "#hard-note").text
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
     probe_png = _full_page_screenshot(browser, tmp_path / "space_probe.png")

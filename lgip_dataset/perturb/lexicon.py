@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.1.0"
+LEXICON_VERSION = "1.2.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -89,6 +89,9 @@ class Lexicon:
     plural_quantifiers: tuple[str, ...]  # "several" dogs: a count of many with no number (hard count flips)
     quantifier_not_after: frozenset[str]  # "very" many: no quantifier count after these
     holding_words: frozenset[str]  # "riding" horses: a noun after these is held by the subject
+    held_prepositions: frozenset[str]  # "Two pizzas on" plates, "riding on" a skateboard: held there too
+    garments: frozenset[str]  # "in a green shirt": held after "in" anywhere after the subject
+    quantifier_supercategories: dict[str, frozenset[str]]  # "a group of" counts only people and animals
     number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
     subject_after: frozenset[str]  # clause openers: a count after them opens a subject
     subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
@@ -225,6 +228,9 @@ def load_lexicon() -> Lexicon:
         plural_quantifiers=tuple(numbers["plural_quantifiers"]),
         quantifier_not_after=frozenset(numbers["quantifier_not_after"]),
         holding_words=frozenset(numbers["holding_words"]),
+        held_prepositions=frozenset(numbers["held_prepositions"]),
+        garments=frozenset(numbers["garments"]),
+        quantifier_supercategories={k: frozenset(v) for k, v in numbers["quantifier_supercategories"].items()},
         number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
         subject_after=frozenset(numbers["subject_after"]),
         subject_determiners=frozenset(numbers["subject_determiners"]),

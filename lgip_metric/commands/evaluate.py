@@ -44,38 +44,74 @@ def run(args: argparse.Namespace) -> int:
             return 0
         report = api.write_report(results, Path(args.out) / "report", paper=args.paper_reference)
     print(results.provenance.summary(results.scores_path))
-    print(headline(results.statistics))
-    lm = results.data["blind"]["lm"]["blind"]["per_type"]
-    print("  blind n-gram LM PR (text only, cross-fitted): "
-          + ", ".join(f"{t} {lm[t]['PR']:.4f}" for t in results.statistics["headline_types"][stats.FLIP] if t in lm))
-    if learned := results.data["blind"].get("adversary"):
-        print("  learned word adversary held-out accuracy (text only, cross-fitted): "
-              + ", ".join(f"{t} {learned['per_type'][t]['accuracy']:.4f}"
-                          for t in results.statistics["headline_types"][stats.FLIP] if t in learned["per_type"]))
+    print(summary(results))
     print(f"results -> {results.path}\nreport  -> {report['report.md']}")
     return 0
 
 
-def _metric_line(block: dict, metric: str, confidence: float) -> str:
+def _interval(interval, confidence: float) -> str:
     from lgip_metric.stats import interval_label
 
-    interval = block.get("intervals", {}).get(metric)
-    ci = f"  {interval_label(confidence)} [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+    return f"  {interval_label(confidence)} [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+
+
+def _metric_line(block: dict, metric: str, confidence: float) -> str:
     counts = block["counts"][metric]
-    return (f"  {metric:<6} {block[metric]: .4f}{ci}  ({counts['base_pairs']} base pairs, "
-            f"{counts['variant_rows']} rows, {counts['images']} images)")
+    return (f"  {metric:<6} {block[metric]: .4f}{_interval(block.get('intervals', {}).get(metric), confidence)}  "
+            f"({counts['base_pairs']} base pairs, {counts['variant_rows']} rows, {counts['images']} images)")
 
 
-def headline(statistics: dict) -> str:
-    """E_inv, E_sens and PR on one line each, with intervals and the averaging label; then the hard
-    flips' own E_sens and PR when the dataset has them."""
-    lines = [f"LGIP statistics ({statistics['averaging']} averaging):"]
-    confidence = statistics["bootstrap"]["confidence"]
+# how to read every figure the summary prints, printed once under it
+READING = ("reading: PR is the share of flips a scorer puts below their caption. For the model, near 0.5 is chance "
+           "(it does not tell the caption from its flip); for a text-only scorer, near 0.5 means the flips' "
+           "wording alone gives nothing away, and far above 0.5 means a model's PR on that block may come from "
+           "the text, not the image.")
+
+
+def _blind_lines(records: list[dict], block: str, per_type: dict[str, dict[str, float]], confidence: float) -> list[str]:
+    """The text-only scorers' lines of one block: the block's figure with its interval, then per type."""
+    lines = ["  text only (no image; cross-fitted by image):"]
+    for record in records:
+        if record["block"] != block or record["scorer"] == "model":
+            continue
+        types = ", ".join(f"{t} {v:.4f}" for t, v in per_type.get(record["scorer"], {}).items())
+        lines.append(f"    {record['scorer'].removeprefix('blind: ')} {record['PR']:.4f}"
+                     f"{_interval(record['PR_interval'], confidence)}" + (f"; {types}" if types else ""))
+    return lines
+
+
+def _per_type(results, types: list[str]) -> dict[str, dict[str, float]]:
+    """Each text-only scorer's figure per type of ``types`` (PR, or the learned adversary's accuracy)."""
+    from lgip_metric.report import hard as hard_report
+
+    blind = results.data.get("blind") or {}
+    out = {label: {t: block[t]["PR"] for t in types if t in block}
+           for key, label in hard_report.SCORERS.items()
+           if (block := ((blind.get(key) or {}).get("blind") or {}).get("per_type"))}
+    if learned := (blind.get("adversary") or {}).get("per_type"):
+        out[hard_report.ADVERSARY] = {t: learned[t]["accuracy"] for t in types if t in learned}
+    return out
+
+
+def summary(results) -> str:
+    """The printed summary of a run: one block per headline block, each under a heading naming its types
+    (the paper's flips: E_inv, E_sens, PR; the hard flips: E_sens, PR), each with its intervals and its
+    own text-only scorers' figures; then how to read a figure near 0.5."""
+    from lgip_metric.report import hard as hard_report
+
+    statistics, confidence = results.statistics, results.statistics["bootstrap"]["confidence"]
+    records = hard_report.hard_records([results])
+    types = statistics["headline_types"]
+    lines = [f"LGIP statistics ({statistics['averaging']} averaging)",
+             f"paper paraphrases and flips (paraphrases: {', '.join(types['paraphrase'])}; "
+             f"flips: {', '.join(types['flip'])}):"]
     lines += [_metric_line(statistics, metric, confidence) for metric in ("E_inv", "E_sens", "PR")]
+    lines += _blind_lines(records, hard_report.PAPER_BLOCK, _per_type(results, types["flip"]), confidence)
     if "hard" in statistics:
-        lines.append(f"hard flips ({', '.join(statistics['headline_types']['hard'])}):")
+        lines.append(f"hard flips ({', '.join(types['hard'])}):")
         lines += [_metric_line(statistics["hard"], metric, confidence) for metric in ("E_sens", "PR")]
-    return "\n".join(lines)
+        lines += _blind_lines(records, hard_report.HARD_BLOCK, _per_type(results, types["hard"]), confidence)
+    return "\n".join([*lines, READING])
 
 
 if __name__ == "__main__":  # torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...

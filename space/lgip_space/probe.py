@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 
@@ -11,14 +12,30 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from PIL import Image
 
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
+
 from lgip_dataset.perturb import Perturber, PerturbResult, Variant
+from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, OPT_IN
 from lgip_metric import stats
 from lgip_metric.models import Encoder
 
 KIND_COLORS = {"paraphrase": "#3b82f6", "flip": "#f97316"}
-TYPE_COLORS = {"template": "#93c5fd", "marker": "#a5b4fc", "object": "#fdba74", "color": "#f9a8d4", "count": "#fcd34d"}
+# the family groups a visitor picks from: the paper's (Table 1), the hard flips, the extended probes
+EXTENDED = tuple(name for name in FAMILIES if name not in CORE + HARD + OPT_IN)
+FAMILY_GROUPS = {"core": CORE, "hard": HARD, "extended": EXTENDED}
+FAMILY_CHOICES = [(f"paper: {', '.join(CORE)}", "core"), (f"hard flips: {', '.join(HARD)}", "hard"),
+                  (f"extended probes: {', '.join(EXTENDED)}", "extended")]
+DEFAULT_FAMILIES = ("core", "hard")
+# each family's edits in its own colour: the paper's light, the hard flips' strong, the extended probes' from tab20
+TYPE_COLORS = {"template": "#93c5fd", "marker": "#a5b4fc", "object": "#fdba74", "color": "#f9a8d4", "count": "#fcd34d",
+               "hard_object": "#ea580c", "hard_color": "#db2777", "hard_count": "#ca8a04",
+               **{name: to_hex(colormaps["tab20"](i % 20)) for i, name in enumerate(EXTENDED)}}
+HARD_NOTE = ("**Hard flips** (`hard_object`, `hard_color`, `hard_count`, strong colours) are chosen here from this "
+             "one caption. The dataset's hard flips are chosen across the whole build (`lgip build`: one integer "
+             "program over every caption, so that each word is removed as often as it is inserted and text alone "
+             "sits at chance), so a dataset row of this caption may carry another hard flip, or none.")
 TABLE_COLUMNS = ["model", "variant", "kind", "type", "text", "swap", "s(I,c)", "s(I,variant)", "delta", "verdict"]
-PERTURBER = Perturber(k_same=6, k_diff=6)
 
 
 @dataclass(frozen=True)
@@ -30,9 +47,27 @@ class Scored:
     variants: np.ndarray
 
 
-def perturb(caption: str, seed: int) -> PerturbResult:
-    """The caption's paraphrases and flips (the dataset's own engine, K_same = K_diff = 6)."""
-    return PERTURBER.perturb(caption, seed=seed)
+def families_of(groups) -> tuple[str, ...]:
+    """The family names of the chosen groups (:data:`FAMILY_GROUPS` keys), in registry order; a DataError
+    naming the valid groups for an unknown one or none."""
+    from lgip_dataset.errors import DataError
+
+    unknown = [g for g in groups or () if g not in FAMILY_GROUPS]
+    if unknown or not groups:
+        raise DataError(f"families: {'unknown group ' + repr(unknown[0]) if unknown else 'none chosen'}; "
+                        f"choose one or more of {', '.join(FAMILY_GROUPS)}")
+    return tuple(name for name in FAMILIES if any(name in FAMILY_GROUPS[g] for g in groups))
+
+
+@functools.lru_cache(maxsize=8)
+def _perturber(families: tuple[str, ...]) -> Perturber:
+    return Perturber(k_same=6, k_diff=6, families=families)
+
+
+def perturb(caption: str, seed: int, groups=DEFAULT_FAMILIES) -> PerturbResult:
+    """The caption's paraphrases and flips of the chosen family groups (the dataset's own engine, K_same =
+    K_diff = 6; the hard flips chosen from this caption alone)."""
+    return _perturber(families_of(groups)).perturb(caption, seed=seed)
 
 
 def variants(result: PerturbResult) -> list[Variant]:
@@ -57,7 +92,8 @@ def score(encoder: Encoder, model: str, image: Image.Image, caption: str, result
 
 
 def caption_metrics(scored: Scored, result: PerturbResult) -> dict:
-    """This caption's E_inv, gap (E_sens) and PR, globally and per flip type, with counts.
+    """This caption's E_inv, gap (E_sens) and PR over the paper's flips, over the hard flips (``hard``, when
+    it has some) and per flip type, with counts.
 
     ``lgip_metric.stats`` on the caption's rows as its only (image, caption) pair: mean |s - s'|
     over the paraphrases, mean s - s† and the share of s > s† (a tie is not positive) over the
@@ -74,6 +110,10 @@ def caption_metrics(scored: Scored, result: PerturbResult) -> dict:
     out = {"E_inv": values["E_inv"], "paraphrases": _rows(values, "E_inv"), "gap": values["E_sens"],
            "PR": values["PR"], "flips": _rows(values, "PR"), "caught": int(summary.positive[flips].sum()),
            "per_type": {}}
+    if stats.HARD in values:  # the hard flips' own block, beside the paper's
+        hard = np.isin(summary.cell_stratum, stats.hard_columns(summary.strata))
+        out["hard"] = {"gap": values[stats.HARD]["E_sens"], "PR": values[stats.HARD]["PR"],
+                       "flips": _rows(values[stats.HARD], "PR"), "caught": int(summary.positive[hard].sum())}
     for type_, block in values["per_type"].items():
         if block["kind"] == stats.FLIP:
             out["per_type"][type_] = {"gap": block["E_sens"], "PR": block["PR"]}
@@ -155,20 +195,22 @@ def summary(scores: list[Scored], result: PerturbResult, labels: dict[str, str])
         lines.append("> ⚠️ **Random weights**: a model marked *random weights* was never trained; its numbers "
                      "only show that the pipeline runs and mean nothing.\n")
     if not result.flips:
-        lines.append("> No object, color or count word was found to flip in this caption, so gap and PR are "
+        lines.append("> No word of the chosen families was found to flip in this caption, so gap and PR are "
                      "undefined.\n")
-    lines += ["| model | s(I,c) | E_inv ↓ | gap ↑ | PR ↑ | per flip type (gap / PR) |",
-              "|---|---:|---:|---:|---:|---|"]
+    lines += ["| model | s(I,c) | E_inv ↓ | gap ↑ | PR ↑ | hard flips: gap / PR | per flip type (gap / PR) |",
+              "|---|---:|---:|---:|---:|---|---|"]
     for scored in scores:
         m = caption_metrics(scored, result)
         per_type = "; ".join(f"{t}: {_fmt(b['gap'])} / {_fmt(b['PR'], 2)}" for t, b in m["per_type"].items())
+        hard = (f"{_fmt(m['hard']['gap'])} / {_fmt(m['hard']['PR'], 2)} ({m['hard']['caught']}/{m['hard']['flips']} "
+                "caught)" if "hard" in m else "—")
         lines.append(
             f"| {labels[scored.model]} | {scored.original:.4f} | {_fmt(m['E_inv'])} ({m['paraphrases']} para.) | "
-            f"{_fmt(m['gap'])} | {_fmt(m['PR'], 2)} ({m['caught']}/{m['flips']} caught) | {per_type or '—'} |"
+            f"{_fmt(m['gap'])} | {_fmt(m['PR'], 2)} ({m['caught']}/{m['flips']} caught) | {hard} | {per_type or '—'} |"
         )
     lines.append("\nFor this one caption: E_inv = mean |s(I,c) − s(I,c′)| over its paraphrases; gap = mean "
-                 "s(I,c) − s(I,c†) over its flips; PR = share of flips scored below the caption "
-                 "(a tie counts as missed).")
+                 "s(I,c) − s(I,c†) over its flips (the paper's; the hard flips in their own column); PR = share of "
+                 "flips scored below the caption (a tie counts as missed).")
     return "\n".join(lines)
 
 

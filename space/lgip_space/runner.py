@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from lgip_metric import api
-from lgip_metric.commands.evaluate import headline as statistics_lines
+from lgip_metric.commands.evaluate import summary as statistics_lines
 from lgip_metric.results.record import Results
 
 BATCH_SIZE = 32
@@ -37,7 +37,8 @@ def evaluate_model(model: str, dataset: Path, out: Path) -> Results:
 
 
 def headline(results: Results, dataset_label: str) -> str:
-    """Markdown: which model on which data, the three statistics with intervals and counts."""
+    """Markdown: which model on which data, then what `lgip evaluate` prints: each block's statistics with
+    intervals and counts, its text-only figures and how to read them."""
     warning = ""
     if results.random_weights:
         warning = ("> ⚠️ **Random weights**: this model was never trained; these numbers only show that the "
@@ -46,4 +47,4 @@ def headline(results: Results, dataset_label: str) -> str:
     return (f"{warning}**{results.label}** on {dataset_label}: {counts['scored_rows']:,} of {counts['rows']:,} rows "
             f"scored, {counts['unique_images']:,} images, {counts['unique_texts']:,} unique texts "
             f"({counts['cached_texts']:,} texts and {counts['cached_images']:,} images from the embedding cache).\n\n"
-            f"```\n{statistics_lines(results.statistics)}\n```")
+            f"```\n{statistics_lines(results)}\n```")

@@ -19,7 +19,7 @@ from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_s
                                                   noun_edit, number_fix, pronoun_follows, verb_fix)
 from lgip_dataset.perturb.lexicon import NounForm
 from lgip_dataset.perturb.families.objects import object_sites
-from lgip_dataset.perturb.places import place_sites
+from lgip_dataset.perturb.places import load_places, place_sites
 from lgip_dataset.perturb.text import tokenize
 from lgip_dataset.perturb.variant import Variant
 
@@ -27,6 +27,7 @@ ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a subject may becom
 _VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
 HELD_WORDS = 3  # "holding a small red umbrella": an object noun this many words after its verb at most
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
+_RELATIVE_BE = frozenset(("that", "who", "which", "is", "are", "was", "were"))  # "a person that is on a motorcycle"
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
                           "your", "our"))
 
@@ -53,7 +54,10 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
             continue
         if site.unit.span[1] < ctx.tokens[site.unit.end - 1].end:  # a possessor ("a man's hat")
             continue
-        sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS + lex.plural_quantifiers))
+        supercategory = lex.groups[site.unit.form.group].supercategory
+        quantifiers = tuple(q for q in lex.plural_quantifiers
+                            if supercategory in lex.quantifier_supercategories.get(q, (supercategory,)))
+        sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS + quantifiers))
     ctx.memo["article_count_sites"] = sites
     return sites
 
@@ -90,8 +94,9 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
 def held_numbers(ctx: CaptionContext, start: int) -> set[str]:
     """The numbers ("singular", "plural") of the nouns from token ``start`` on that the subject holds: at
     most ``HELD_WORDS`` words after a word of the lexicon's ``holding_words`` ("riding horses", "holding a
-    red umbrella", "with a tennis racket"), not after a preposition ("sleeping on a couch"). Memoized per
-    caption: every candidate of a site asks it."""
+    red umbrella", "with a tennis racket") or after a held preposition (:func:`_holds_after`: "Two pizzas on
+    tin plates", "riding on a skateboard", "in a green shirt"), not after another preposition ("sleeping on
+    a couch"). Memoized per caption: every candidate of a site asks it."""
     key = ("held_numbers", start)
     if key not in ctx.memo:
         ctx.memo[key] = _held_numbers(ctx, start)
@@ -103,18 +108,48 @@ def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
     numbers = set()
     for first, tok in enumerate(ctx.tokens[start:], start):
         number = forms.get(first)
-        if number is None and ctx.is_content(tok) and is_noun_like(tok.low) and not tok.low.endswith("ing"):
+        if number is None and ctx.is_content(tok) and (tok.low in ctx.lex.garments or _ends_noun_phrase(ctx, first) or (
+                is_noun_like(tok.low) and not tok.low.endswith("ing"))):
             number = "singular" if noun_for_number(tok.low, True) == tok.low else "plural"
         if number not in ("singular", "plural"):
             continue
         for k in range(first - 1, max(first - 1 - HELD_WORDS, start - 1), -1):
             low = ctx.tokens[k].low
-            if low in ctx.lex.holding_words:
+            if low in ctx.lex.holding_words or (low in ctx.lex.held_prepositions and _holds_after(ctx, k, start, first)):
                 numbers.add(number)
                 break
             if low in ctx.lex.function_words and low not in _DETERMINERS:
                 break
     return numbers
+
+
+def _ends_noun_phrase(ctx: CaptionContext, i: int) -> bool:
+    """True for a word with a noun's forms that ends a noun phrase: after a determiner or another content word,
+    before punctuation, a function word or the end ("on a street corner outside", "on tin plates.")."""
+    tok, prev, nxt = ctx.tokens[i], ctx.prev_word(i), ctx.next_word(i)
+    if tok.low.endswith("ing") or noun_for_number(tok.low, True) is None or prev is None:
+        return False
+    return ((prev.low in _DETERMINERS or ctx.is_content(prev))
+            and (nxt is None or not ctx.joined(i, i + 1) or nxt.low in ctx.lex.function_words))
+
+
+def _holds_after(ctx: CaptionContext, k: int, start: int, noun: int) -> bool:
+    """True when the preposition at token ``k`` makes the subject (its noun ending before token ``start``)
+    hold the noun at token ``noun`` after it: it follows a holding word ("riding on a skateboard"), it is
+    "in" before a garment ("A man in a green shirt", "standing in a green shirt"), or it is another held
+    preposition ("on") after the subject's noun, directly or after a relative "that is" ("Two pizzas on tin
+    plates", "a person that is on a motorcycle"). A place ("Two dogs on the
+    beach", "A bed in a bedroom") or a noun of a compound preposition ("in front of") is held by nothing."""
+    word, nxt = ctx.tokens[noun].low, ctx.next_word(noun)
+    if (nxt is not None and nxt.low == "of") or (word,) in load_places().group_of or (
+            nxt is not None and (word, nxt.low) in load_places().group_of):
+        return False
+    prev = ctx.prev_word(k)
+    if prev is not None and prev.low in ctx.lex.holding_words:
+        return True
+    if ctx.tokens[k].low == "in":  # "Two dogs in a car" holds nothing, "in a green shirt" does
+        return word in ctx.lex.garments
+    return {t.low for t in ctx.tokens[start:k]} <= _RELATIVE_BE
 
 
 def number_agrees(ctx: CaptionContext, site: CountSite, variant: Variant) -> bool:
@@ -246,10 +281,11 @@ def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
 def singular_article_flip(ctx: CaptionContext, site: CountSite, family: str) -> Variant | None:
     """"Two dogs are sleeping" -> "A dog is sleeping" (the count family's agreement edits, "an" before
     a vowel sound) at a :func:`plural_article_site`; None where a plural pronoun or verb after it
-    would be left disagreeing, or in a collective frame ("a group of five men" is no "a group of a man")."""
+    would be left disagreeing, in a collective frame ("a group of five men" is no "a group of a man") or
+    after a determiner or demonstrative ("The two bears are" is no "The a bear is")."""
     prev = ctx.prev_word(site.first)
     if not plural_article_site(ctx, site) or pronoun_follows(ctx, site, singular=False) or (
-            prev is not None and prev.low == "of"):
+            prev is not None and (prev.low == "of" or prev.low in _DETERMINERS)):
         return None
     agreement = number_fix(ctx, site, singular=True)
     if agreement is None:
