@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0", help="build seeds of the val2017 set (default: %(default)s)")
     parser.add_argument("--no-merged", action="store_true", help="leave out val2017 + Karpathy test")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="keep each build in DIR (one folder per set) instead of a temporary folder")
     parser.add_argument("--out", type=Path, required=True, help="output path without suffix (.json and .md written)")
     args = parser.parse_args(argv)
     val = args.annotations / VAL2017
@@ -119,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             plan.append((f"val2017 + Karpathy test, seed {seeds[0]}", merged_captions(args.annotations, tmp), seeds[0],
                          None, None))
         records = []
-        for name, captions, seed, images, corpus in plan:
-            out = tmp / "build"
+        for k, (name, captions, seed, images, corpus) in enumerate(plan):
+            out = (args.keep / f"build-{k}") if args.keep else tmp / "build"
             timing = timed_build(captions, out, seed, images, args.workers)
             info = json.loads((out / "lgip_build.json").read_text())
             record = {"set": name, "captions": info["counts"]["captions"], "images": info["counts"]["images"],

@@ -22,7 +22,8 @@ building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.ba
 * **adversarially filtered, the AFLite way**: learners (word 1-2-gram logistic regressions, one per type)
   trained on the chosen flips of the other folds of ``DRAWS`` random image partitions (drawn from the
   build's own stream, :data:`STREAM`; an audit draws from another) score every candidate; while the mean
-  held-out accuracy of a type is above ``TARGET``, the ``DROP_SHARE`` of its chosen flips that the learners
+  held-out accuracy of a type is above ``TARGET`` (and two standard errors above chance), the ``DROP_SHARE`` of its
+  chosen flips that the learners
   pick out most surely are dropped and the choice is made again with every candidate's mean margin as a
   cost, at most ``MAX_ROUNDS`` times. No candidate is judged by a learner that saw its image.
 
@@ -154,7 +155,7 @@ def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
         held = _held_out(margins, chosen, problem.type_index)
         rounds.append({"chosen": int(chosen.sum()), "candidates_left": int(allowed.sum()),
                        "held_out": {_type_name(problem, t): a for t, a in held.items()}})
-        above = [t for t, accuracy in held.items() if accuracy > TARGET]
+        above = [t for t, accuracy in held.items() if accuracy > _target(int((chosen & (problem.type_index == t)).sum()))]
         if not above or round_ == MAX_ROUNDS:
             break
         mean, sure = margins.mean(axis=1), (margins > 0).mean(axis=1) > 0.5
@@ -171,6 +172,12 @@ def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
     figures = {**_learner_figures(problem, chosen, audit), "rounds": rounds, "blocks": len(problem.programs),
                "mip_gaps": [g for p in problem.programs for g in p.gaps]}
     return flips, _figures(problem, chosen, allowed, audit), figures
+
+
+def _target(flips: int) -> float:
+    """The held-out accuracy a type of ``flips`` chosen flips must reach: ``TARGET``, or two binomial standard
+    errors above chance where the type is too small for ``TARGET`` to be told from chance (no round chases noise)."""
+    return max(TARGET, 0.5 + 2 * np.sqrt(0.25 / max(flips, 1)))
 
 
 def _type_name(problem: _Blocks, index: int) -> str:

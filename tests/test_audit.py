@@ -173,7 +173,7 @@ def test_every_input_route_runs(tmp_path, capsys):
         code, text, _ = run_audit(capsys, "--pairs", tmp_path / f"pairs{suffix}", "--learners", "word,char",
                                   "--bootstrap", "20", "--no-ngram", "--markdown", tmp_path / "audit.md")
         kind = "flip" if suffix == ".jsonl" else "planted"
-        assert code == 0 and f"| {kind} | 40 | 10 | 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] |" in text, text
+        assert code == 0 and f"| {kind} | 40 | 10 | 1.000 (1.000–1.000) | 1.000 (1.000–1.000) |" in text, text
         assert (tmp_path / "audit.md").read_text().startswith("# Artifact audit")
 
 
