@@ -665,3 +665,43 @@ def test_a_noun_is_fitted_with_its_preposition(caption, noun, context):
     ctx = CaptionContext(caption, LEX)
     unit = next(u for u in ctx.units.values() if ctx.tokens[u.start].low == noun)
     assert context_words(ctx, unit.start, unit.end, "n") == context
+
+
+@pytest.mark.parametrize("caption", [
+    "Two girl that are standing next to a suitcase.",  # a plural count before a singular noun
+    "these man are standing near a fire hydrant",  # a plural demonstrative before a singular noun
+    "A man that is on the back of a elephant.",  # an article that does not fit the next word
+    "A YOUNG GIRL EATING PIZZA DRESSED AS A EGYPTION",
+])
+def test_a_broken_human_caption_gets_no_hard_flip(caption):
+    """The judged failures of a sealed draw: a flip of a caption that is broken English already is an invalid
+    pair whatever it changes, so no hard family offers one (the paper's families stay as the paper defines them)."""
+    perturber = Perturber(families="hard")
+    assert perturber.perturb(caption, seed=0).flips == []
+    assert all(not pools for pools in perturber.hard_pools(caption, seed=0).values())
+
+
+@pytest.mark.parametrize("caption", [
+    "A European man riding a horse near a barn.",  # "a European": a vowel letter, a consonant sound
+    "an orange cat on a red couch",
+])
+def test_a_fitting_article_is_not_taken_for_a_broken_caption(caption):
+    perturber = Perturber(families="hard")
+    assert not hard_sites.broken_caption(perturber._context(caption, 0, None))
+
+
+@pytest.mark.parametrize("caption", [
+    "Several refrigerators are lined up by a wall.",
+    "Boats floating in rows at the dock in the river",
+    "Two men are walking together down a street.",
+])
+def test_a_collective_predicate_keeps_its_things_many(caption):
+    """"A refrigerator is lined up by a wall", "A boat floating in rows": no hard count flip makes them one."""
+    pools = Perturber(families="hard_count").hard_pools(caption, seed=0).get("hard_count", [])
+    assert not any(v.replacement.lower().startswith(("a ", "an ", "one ")) for pool in pools for v in pool)
+
+
+def test_a_noun_held_by_a_possessive_keeps_the_subject_in_its_number():
+    """"A person has their cell phone" is no "A group of people have their cell phone"."""
+    pools = Perturber(families="hard_count").hard_pools("A person has their cell phone clipped to their belt.", seed=0)
+    assert pools.get("hard_count", []) == []

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.2.0"
+LEXICON_VERSION = "1.3.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -88,7 +88,8 @@ class Lexicon:
     count_cues: tuple[tuple[str, ...], ...]  # "two of the men", "the middle person": no hard count flip
     plural_quantifiers: tuple[str, ...]  # "several" dogs: a count of many with no number (hard count flips)
     quantifier_not_after: frozenset[str]  # "very" many: no quantifier count after these
-    holding_words: frozenset[str]  # "riding" horses: a noun after these is held by the subject
+    holding_words: frozenset[str]  # "riding" horses, "their" phone: a noun after these is held by the subject
+    collective_predicates: tuple[tuple[str, ...], ...]  # "lined up", "in rows": no hard count flip to one
     held_prepositions: frozenset[str]  # "Two pizzas on" plates, "riding on" a skateboard: held there too
     garments: frozenset[str]  # "in a green shirt": held after "in" anywhere after the subject
     quantifier_supercategories: dict[str, frozenset[str]]  # "a group of" counts only people and animals
@@ -228,6 +229,7 @@ def load_lexicon() -> Lexicon:
         plural_quantifiers=tuple(numbers["plural_quantifiers"]),
         quantifier_not_after=frozenset(numbers["quantifier_not_after"]),
         holding_words=frozenset(numbers["holding_words"]),
+        collective_predicates=tuple(tuple(p.split()) for p in numbers["collective_predicates"]),
         held_prepositions=frozenset(numbers["held_prepositions"]),
         garments=frozenset(numbers["garments"]),
         quantifier_supercategories={k: frozenset(v) for k, v in numbers["quantifier_supercategories"].items()},

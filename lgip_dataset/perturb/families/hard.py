@@ -73,7 +73,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.1.0"
+VERSION = "2.2.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -312,10 +312,14 @@ def _hard(name: str, base: Callable) -> None:
 
     @register(name, "flip", VERSION)
     def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
+        if hard_sites.broken_caption(ctx):
+            return []
         sites = [choose(ctx, name, list(site), rng) for site in base(ctx, rng)]
         return [iter((v,)) for v in sites if v is not None]
 
     def pools(ctx: CaptionContext, rng: KeyedRandom) -> list[list[Variant]]:
+        if hard_sites.broken_caption(ctx):
+            return []
         return [found for site in base(ctx, rng) if (found := pool(name, *_fitting(ctx, name, list(site))))]
 
     generate.__doc__ = f"One {name} flip per site of {base.__name__} that has a fitting candidate."

@@ -171,6 +171,39 @@ def article_count_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
             for site in article_count_sites(ctx)]
 
 
+_PLURAL_DETERMINERS = frozenset({"these", "those", "several", "many"})
+_VOWEL_LETTER_CONSONANT_SOUND = ("eu", "one", "once", "ewe")  # "a European", "a one-way street"
+
+
+def broken_caption(ctx: CaptionContext) -> bool:
+    """True for a human caption that is broken English already: an article that does not fit the word after it
+    ("a elephant", "A EGYPTION", "an dog") or a plural count or demonstrative before a singular object noun
+    ("Two girl", "these man"). Any flip of it is an invalid pair, whatever the flip changes, so the hard
+    families leave it alone."""
+    if "broken_caption" not in ctx.memo:
+        singular = {u.start for u in ctx.units.values() if u.form is not None and u.form.number == "singular"}
+        broken = False
+        for i, tok in enumerate(ctx.tokens):
+            nxt = ctx.next_word(i)
+            if nxt is None or not nxt.low[:1].isalpha():
+                continue
+            word = nxt.low
+            many = ctx.lex.numbers.get(tok.low, 0) >= 2 or tok.low in _PLURAL_DETERMINERS
+            broken |= (tok.low == "a" and word[0] in "aeio" and not word.startswith(_VOWEL_LETTER_CONSONANT_SOUND)) or (
+                tok.low == "an" and word[0] not in "aeiouh" and nxt.text.islower()) or (many and i + 1 in singular)
+        ctx.memo["broken_caption"] = broken
+    return ctx.memo["broken_caption"]
+
+
+def collective(ctx: CaptionContext) -> bool:
+    """True when the caption says its things are many in its predicate ("lined up", "in rows", "next to each
+    other", "together"): no hard count flip makes them one ("A refrigerator is lined up by a wall")."""
+    if "collective" not in ctx.memo:
+        words = " " + " ".join(t.low for t in ctx.tokens) + " "
+        ctx.memo["collective"] = any(f" {' '.join(p)} " in words for p in ctx.lex.collective_predicates)
+    return ctx.memo["collective"]
+
+
 def _region_count_flip(ctx: CaptionContext, site: CountSite, singular: bool, start: int, edits: list[Edit],
                        capital: bool, head: tuple[int, NounForm] | None = None) -> Variant | None:
     """The count flip that edits the noun phrase from character ``start`` to its counted noun: ``edits``
@@ -178,7 +211,7 @@ def _region_count_flip(ctx: CaptionContext, site: CountSite, singular: bool, sta
     noun and verb made to agree), its first letter a capital where ``capital``. Its ``original`` and
     ``replacement`` are the noun phrase's texts (as :func:`lgip_dataset.perturb.edits.region_flip`'s,
     with an article inserted at ``start`` inside the region)."""
-    if pronoun_follows(ctx, site, singular=not singular):
+    if pronoun_follows(ctx, site, singular=not singular) or (singular and collective(ctx)):
         return None
     if head is None:
         agreement, head = number_fix(ctx, site, singular=singular), counted_head(ctx, site.end)
@@ -281,10 +314,11 @@ def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
 def singular_article_flip(ctx: CaptionContext, site: CountSite, family: str) -> Variant | None:
     """"Two dogs are sleeping" -> "A dog is sleeping" (the count family's agreement edits, "an" before
     a vowel sound) at a :func:`plural_article_site`; None where a plural pronoun or verb after it
-    would be left disagreeing, in a collective frame ("a group of five men" is no "a group of a man") or
-    after a determiner or demonstrative ("The two bears are" is no "The a bear is")."""
+    would be left disagreeing, in a collective frame ("a group of five men" is no "a group of a man"), where
+    the predicate says many (:func:`collective`) or after a determiner or demonstrative ("The two bears are" is
+    no "The a bear is")."""
     prev = ctx.prev_word(site.first)
-    if not plural_article_site(ctx, site) or pronoun_follows(ctx, site, singular=False) or (
+    if not plural_article_site(ctx, site) or pronoun_follows(ctx, site, singular=False) or collective(ctx) or (
             prev is not None and (prev.low == "of" or prev.low in _DETERMINERS)):
         return None
     agreement = number_fix(ctx, site, singular=True)
