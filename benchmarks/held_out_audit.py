@@ -81,6 +81,19 @@ def audited(folder: Path, corpus_file: Path | None, seed: int) -> dict:
     return {"figures": figures, "in_sample": source.in_sample, "corpus": result["settings"].get("corpus")}
 
 
+def provenance() -> dict:
+    """What the figures were measured with: the package, the hard families' version, the commit, the machine."""
+    import os
+    import platform
+
+    from lgip_dataset import __version__
+    from lgip_dataset.perturb.families.hard import VERSION
+    from lgip_metric.results.record import git_hash
+
+    return {"lgip_version": __version__, "hard_families_version": VERSION, "git_hash": git_hash(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_version()}"}
+
+
 def markdown(records: list[dict]) -> str:
     """One row per (set, block or type): pairs, the learners' mean and range, the LMs' PR, the in-sample figure."""
     lines = ["| set | captions | type | flips | word | char | nb | trigram, other folds | trigram, corpus | "
@@ -131,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {record['captions']:,} captions, build {timing['wall_s']} s wall / {timing['cpu_s']} s CPU, "
                   f"peak {timing['peak_rss_gb']} GB", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"records": records}, indent=2) + "\n")
+    args.out.with_suffix(".json").write_text(json.dumps({**provenance(), "records": records}, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(markdown(records))
     print(markdown(records))
     return 0

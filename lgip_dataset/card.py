@@ -13,7 +13,7 @@ from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from lgip_dataset import schema
+from lgip_dataset import held_out_reference, schema
 from lgip_dataset.coco import ImageEntry
 from lgip_dataset.about import CITATION as LGIP_CITATION
 from lgip_dataset.perturb.registry import HARD, OPT_IN, variant_types
@@ -195,9 +195,9 @@ def _balance_section(hard_flips: dict | None) -> str | None:
                                 else "") + " are chosen across the whole build, not caption by caption: " + report["rule"] + ". "
             "The figures below are **in-sample**: the build's own word learner on its own random image partitions, "
             "and its own bigram LM, the instruments it chose against, so a figure near 0.5 here says little. The "
-            "held-out figures (learners of three classes on partitions drawn at audit time, a trigram LM on other "
-            "images' captions) are what `lgip audit <folder>` prints; see the held-out section of this card when "
-            "it has one.\n\n" + "\n".join(rows)
+            "held-out figures (learners of two classes on partitions drawn at audit time, trigram LMs on other "
+            "images' captions) are what `lgip audit <folder>` prints, and the section above gives them for the "
+            "reference builds.\n\n" + "\n".join(rows)
             + (f"\n\nAdversarial rounds (in-sample mean held-out accuracy per type): {rounds}." if hard_set else ""))
 
 
@@ -337,7 +337,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "rules, each flip one substitution (its type, words and span recorded); samples of them were judged blind "
         "by a reviewer (`docs/judged_validity.md`).\n\n#### Personal and Sensitive Information\n\n"
         + PERSONAL_INFORMATION,
-        *filter(None, (_balance_section(info.get("hard_flips")),)),
+        *filter(None, (held_out_reference.card_section(info), _balance_section(info.get("hard_flips")))),
         "## Bias, Risks, and Limitations\n\n" + BIAS_RISKS_LIMITATIONS + "\n\n### Recommendations\n\n" + RECOMMENDATIONS,
         "## License\n\n" + _license_section(images)
         + ("\n\n" + _licenses_table(images) if images is not None else ""),

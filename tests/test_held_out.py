@@ -129,3 +129,41 @@ def test_the_held_out_figure_does_not_rise_from_a_smaller_build_to_a_larger_one(
     smaller, larger = figures
     assert larger <= max(smaller, 0.5) + 0.01, figures
     assert 0.4 <= larger <= 0.56, figures
+
+
+def _reference(version: str) -> dict:
+    learners = {k: {"accuracy": a, "range": [a - 0.01, a + 0.01], "draws": [a]} for k, a in
+                (("word", 0.51), ("char", 0.49), ("nb", 0.47))}
+    figures = {name: {"pairs": 10, "learners": learners, "trigram": {"PR": 0.52}, "corpus_trigram": {"PR": 0.54}}
+               for name in ("hard flips", "hard_object", "hard_color", "hard_count")}
+    return {"lgip_version": "0.3.0", "hard_families_version": version, "git_hash": "abc1234", "machine": "x86_64",
+            "records": [{"set": "val2017, seed 0", "captions": 25014, "audit": {
+                "figures": figures, "in_sample": {"hard flips": {"accuracy": 0.5, "interval": [0.49, 0.51]}}}}],
+            "judged": {"drawn": 150, "seed": 7, "judges": 3, "kappa_min": 0.8, "kappa_max": 0.9,
+                       "shares": {"linguistically invalid": 0.02, "absurd": 0.01, "not a contradiction": 0.0}}}
+
+
+def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes_another_version(monkeypatch):
+    from lgip_dataset import held_out_reference
+
+    info = {"hard_flips": {"balance": {}}, "families": {"hard_object": {"version": "9.9.9"}}}
+    monkeypatch.setattr(held_out_reference, "load", lambda: _reference("9.9.9"))
+    section = held_out_reference.card_section(info)
+    assert section.startswith("## Held out: how far text alone goes on instruments the build never used")
+    assert "| val2017, seed 0 | 25,014 | 0.510 / 0.490 / 0.470 |" in section and "| 0.540 / 0.520 | 0.500 |" in section
+    assert "2.0% linguistically invalid" in section and "kappa 0.80–0.90" in section
+    assert "were measured on version" not in section
+    monkeypatch.setattr(held_out_reference, "load", lambda: _reference("1.0.0"))
+    assert "This build's hard families are version 9.9.9; the figures were measured on version 1.0.0" in \
+        held_out_reference.card_section(info)
+    assert held_out_reference.card_section({"families": {}}) is None  # no hard flips, no section
+
+
+def test_the_shipped_reference_was_measured_on_the_hard_families_of_this_package():
+    from lgip_dataset import held_out_reference
+    from lgip_dataset.perturb.families.hard import VERSION
+
+    reference = held_out_reference.load()
+    assert reference is not None and reference["hard_families_version"] == VERSION
+    assert {"val2017, seed 0", "val2017, seed 1"} <= {r["set"] for r in reference["records"]}
+    assert reference["judged"]["judges"] >= 2 and reference["judged"]["drawn"] >= 150
