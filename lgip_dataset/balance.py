@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, image_folds, pair_features
+from lgip_dataset.measurable import learner_reason
 from lgip_dataset.ngram import words
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
@@ -239,8 +240,11 @@ def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
 
 def _learner_figures(problem: _Problem, picked: np.ndarray, margins: np.ndarray) -> dict:
     """The word learner's held-out accuracy on the ``picked`` flips (a mask) with its 95% image-bootstrap
-    interval."""
+    interval, or None with the reason it is not measurable."""
     ids = [problem.image_ids[j] for j in np.flatnonzero(picked)]
+    reason = learner_reason(ids, [problem.types[j] for j in np.flatnonzero(picked)], FOLDS)
+    if reason:  # no number where no learner could be trained (measurable.py)
+        return {"learner_accuracy": None, "learner_interval": None, "learner_not_measurable": reason}
     return {"learner_accuracy": held_out_accuracy(margins[picked]),
             "learner_interval": accuracy_interval(margins[picked], ids, seed=0)}
 

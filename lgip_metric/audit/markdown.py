@@ -1,6 +1,7 @@
 """The audit as markdown: its table (blocks, then types) and the top word imbalances per type."""
 from __future__ import annotations
 
+from lgip_dataset.measurable import NOT_MEASURABLE, RULE
 from lgip_metric.audit.text_only import NGRAM_SCORERS
 from lgip_metric.stats import interval_label
 
@@ -8,6 +9,8 @@ from lgip_metric.stats import interval_label
 def _cell(block: dict | None, key: str = "accuracy") -> str:
     from lgip_metric.report.tables import number
 
+    if block and block.get(NOT_MEASURABLE):
+        return f"not measurable ({block[NOT_MEASURABLE]})"
     return number(block[key], block.get("interval"), digits=3) if block and block.get(key) is not None else "—"
 
 
@@ -37,11 +40,13 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
     text += ("\nLearner accuracy: held-out share of pairs where a text-only logistic regression picks the human "
              f"caption (a tie counts 1/2), one learner per type, cross-fitted over {result['settings']['folds']} "
              "image folds; 0.5 is chance. PR: caption-nested share where the cross-fitted n-gram LM scores the "
-             "caption above the negative (a tie is not positive). Blocks pool their types' pairs.\n")
+             "caption above the negative (a tie is not positive). Blocks pool their types' pairs. Not measurable: "
+             f"{RULE}.\n")
     if untrained:
         text += (f"Untrained models: seeded random weights, scored on the {untrained['pairs']} pairs of the "
                  f"{untrained['images_found']} images found in {untrained['images_dir']}; a model that cannot see "
                  "sits at PR 0.5 where the texts carry no systematic difference.\n")
+    text += "".join(f"\nwarning: {line}\n" for line in result.get("warnings", []))
     text += f"\n### Words the negatives remove or add most unevenly (>= {result['settings']['min_uses']} uses)\n\n"
     rows = [[t, w["word"], w["original"], w["replacement"], f"{w['imbalance']:+.2f}"]
             for t, words in result["artifacts"].items() for w in words]

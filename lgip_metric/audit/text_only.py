@@ -8,10 +8,10 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from lgip_dataset import adversary
+from lgip_dataset import adversary, measurable
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
-from lgip_metric.audit.sources import flip_rows
+from lgip_metric.audit.sources import caption_ids, flip_rows
 from lgip_metric.statistics import blind
 
 PAPER_BLOCK, HARD_BLOCK, ALL_BLOCK = "paper flips", "hard flips", "all flips"
@@ -80,6 +80,8 @@ def audit(pairs: pd.DataFrame, *, learners=("word", "char"), folds: int = advers
     entries = {name: _counts(rows, type_of, members) for name, members in groups.items()}
     entries.update({t: _counts(rows, type_of, [t]) for t in present})
     interval = dict(bootstrap=bootstrap, seed=seed, confidence=confidence)
+    train = pairs.assign(caption_id=caption_ids(pairs, where)) if "caption_id" in pairs else rows
+    reasons = measurable.reasons(type_of, image_ids, [*groups.items(), *((t, [t]) for t in present)], folds, train["image_id"])
     bar = _bar(len(learners) * len(present) * folds, progress)
     for learner in learners:
         bar.set_description(f"{learner} learner, folds")
@@ -88,20 +90,20 @@ def audit(pairs: pd.DataFrame, *, learners=("word", "char"), folds: int = advers
         for name, members in [*groups.items(), *((t, [t]) for t in present)]:
             mask = np.isin(type_of, members)
             block = blind.accuracy_block(margins[mask], image_ids[mask], **interval)
-            entries[name].setdefault("learners", {})[learner] = {"accuracy": block["accuracy"],
-                                                                 "interval": block["interval"]}
+            entries[name].setdefault("learners", {})[learner] = measurable.figure(
+                "accuracy", block["accuracy"], block["interval"], reasons[name]["learner"])
     bar.close()
     if ngram:
-        train = pairs if {"caption_id", "image_id", "caption"} <= set(pairs.columns) else rows
         for key, (model, _) in NGRAM_SCORERS.items():
             original, variant = blind.lm_scores(rows, model, train=train[["image_id", "caption_id", "caption"]])
             for name, block in positive_rates(rows, original, variant, groups, **interval).items():
-                entries[name][key] = {"PR": block["PR"], "interval": block["interval"]}
+                entries[name][key] = measurable.figure("PR", block["PR"], block["interval"], reasons[name]["lm"])
     return {
         "pairs": len(rows), "images": int(rows["image_id"].nunique()), "types": present,
         "blocks": {name: {"types": members, **entries[name]} for name, members in groups.items()},
         "per_type": {t: entries[t] for t in present},
         "artifacts": word_artifacts(rows),
+        "warnings": measurable.few_images_warning({n: e["images"] for n, e in entries.items()}, where),
         "settings": {"learners": list(learners), "folds": folds, "bootstrap": bootstrap, "seed": seed,
                      "confidence": confidence, "ngram": ngram, "learner_settings": adversary.describe(),
                      "min_uses": MIN_USES},
