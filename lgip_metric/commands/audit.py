@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     import sklearn
 
     from lgip_dataset import __version__
-    from lgip_dataset.atomic import atomic_write_text
+    from lgip_dataset.atomic import atomic_write_text, check_output_file
     from lgip_dataset.errors import DataError
     from lgip_metric import audit
     from lgip_dataset.perturb.registry import PEER_TYPES
@@ -130,12 +130,15 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
     if args.images is not None and args.untrained is None:
         raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
+    for option, path in (("--json", args.json), ("--markdown", args.markdown)):
+        if path is not None:
+            check_output_file(path, option)
     from lgip_metric.audit import extended as audit_extended
 
     source = _source(args)
     rows = audit.flip_rows(source.frame, types=args.types, where=source.name)  # checked before the learners
     peer = _peer(args)
-    judged = audit_extended.read_judged(args.judged) if args.judged is not None else None
+    judged = audit_extended.read_judged(args.judged, rows["type"]) if args.judged is not None else None
     _check_untrained(args)
     started = time.perf_counter()
     result = audit.audit(source.frame, learners=args.learners, bootstrap=args.bootstrap, seed=args.seed,
