@@ -218,7 +218,7 @@ def _warn_shared_captions(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys
         images = img_keys[pair_imgs[pair_caps == shared[0]][:2]].tolist()
         warnings.warn(
             f"{shared.size} caption id(s) occur with more than one image id, e.g. caption_ids "
-            f"{cap_keys[shared[0]].item()!r} with image_ids {images[0]!r} and {images[1]!r}; each (image, caption) "
+            f"{_plain(cap_keys[shared[0]])!r} with image_ids {images[0]!r} and {images[1]!r}; each (image, caption) "
             "is counted as its own base pair. If caption ids should be unique, the rows are mislabelled.",
             SharedCaptionWarning, stacklevel=4,
         )

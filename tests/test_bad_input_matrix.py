@@ -836,6 +836,15 @@ def case_metric_caption_on_two_images(world, tmp, metric):
     assert result["counts"]["PR"]["base_pairs"] == 3
 
 
+def case_metric_caption_on_two_images_as_python_strings(world, tmp, metric):
+    """Caption ids as a table hands them over (an object array of str, not NumPy strings): the same warning."""
+    from lgip_metric import stats
+
+    rows = {**ROWS, "image_ids": [139, 140, 139, 285, 285], "caption_ids": np.array(ROWS["caption_ids"], dtype=object)}
+    with pytest.warns(stats.SharedCaptionWarning, match=r"caption_ids 'c1' with image_ids 139 and 140"):
+        stats.lgip_statistics(*rows.values(), bootstrap=0)
+
+
 def case_metric_huge_scores(world, tmp, metric):
     rows = {**ROWS, "variant_scores": [1e308, -1e308, 0.3, 0.28, 0.2]}
     metric_error(lambda: metric.compute(**rows, bootstrap=0), "variant_scores", "row 0")
