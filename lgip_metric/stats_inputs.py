@@ -79,6 +79,21 @@ def _check_lengths(**arrays: np.ndarray) -> None:
         raise LGIPInputError("no rows: the inputs are empty")
 
 
+def _check_present(ids, name: str) -> None:
+    """Refuse a missing id (None or NaN) among ``ids`` as given: it would group its rows into a base pair of
+    their own."""
+    if isinstance(ids, np.ndarray) and ids.dtype.kind == "f":
+        missing = np.isnan(ids)
+    elif isinstance(ids, np.ndarray) and ids.dtype.kind != "O":
+        return
+    else:
+        missing = np.fromiter((v is None or (isinstance(v, float) and v != v) for v in ids), dtype=bool)
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise LGIPInputError(f"{name}: row {first} has no id ({ids[first]!r}; {int(missing.sum())} such row(s)); "
+                             "give every row its id")
+
+
 def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes into the sorted unique ids; non-numeric ids are compared as text.
 
@@ -257,6 +272,8 @@ def encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, e
     }
     arrays = {name: _as_array(values, name) for name, values in scores.items()}
     _check_lengths(**arrays, **labels)
+    _check_present(caption_ids, "caption_ids")  # as given: NumPy would make a NaN in a list of str the text "nan"
+    _check_present(image_ids, "image_ids")
     arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = base_pairs(labels["caption_ids"], labels["image_ids"])

@@ -845,6 +845,15 @@ def case_metric_caption_on_two_images_as_python_strings(world, tmp, metric):
         stats.lgip_statistics(*rows.values(), bootstrap=0)
 
 
+def case_metric_missing_ids(world, tmp, metric):
+    from lgip_metric import stats
+
+    for column, value in (("caption_ids", float("nan")), ("caption_ids", None), ("image_ids", float("nan"))):
+        ids = list(ROWS[column])
+        ids[3] = value
+        metric_error(lambda: stats.lgip_statistics(**{**ROWS, column: ids}, bootstrap=0), column, "row 3", "no id")
+
+
 def case_metric_huge_scores(world, tmp, metric):
     rows = {**ROWS, "variant_scores": [1e308, -1e308, 0.3, 0.28, 0.2]}
     metric_error(lambda: metric.compute(**rows, bootstrap=0), "variant_scores", "row 0")
