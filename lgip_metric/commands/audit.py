@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "({id: {filename, caption, negative_caption}}), each file a type sugarcrepe_<file>")
     parser.add_argument("--pairs", type=Path, default=None, metavar="FILE",
                         help="a table of pairs (.parquet, .csv, .jsonl): image_id, caption, variant (or "
-                             "negative_caption) and optionally type, caption_id, kind, original, replacement")
+                             "negative_caption) and optionally type, caption_id (one per human caption, the same on all "
+                             "its negatives; rows of one caption text on one image are one caption), kind, original, "
+                             "replacement")
     parser.add_argument("--types", type=_names, default=None,
                         help="comma-separated flip types to audit (default: every flip type)")
     parser.add_argument("--learners", type=_names, default=("word", "char"),
