@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,9 +165,7 @@ def flip_rows(pairs: pd.DataFrame, *, types=None, where: str = "pairs") -> pd.Da
 
 def _check_texts(frame: pd.DataFrame, where: str) -> None:
     """Every caption and variant valid Unicode and at most ``MAX_CAPTION_CHARS`` long, and no variant equal to
-    its caption."""
-    from lgip_dataset.coco import normalise_caption
-
+    its caption (once both are NFC with single spaces)."""
     for column in TEXT_COLUMNS:
         invalid = np.flatnonzero([not valid_unicode(text) for text in frame[column]])
         if len(invalid):
@@ -177,11 +176,14 @@ def _check_texts(frame: pd.DataFrame, where: str) -> None:
             raise DataError(f"{where}: row {int(long[0])} has a {column!r} of {len(frame[column].iat[long[0]]):,} "
                             f"characters ({len(long)} such rows); a caption is at most {MAX_CAPTION_CHARS:,}: "
                             "shorten or drop those rows")
-    same = np.flatnonzero([normalise_caption(c) == normalise_caption(v)
-                           for c, v in zip(frame["caption"], frame["variant"])])
+    same = np.flatnonzero([_plain_text(c) == _plain_text(v) for c, v in zip(frame["caption"], frame["variant"])])
     if len(same):
         raise DataError(f"{where}: row {int(same[0])} has a variant equal to its caption ({len(same)} such rows): "
                         "a pair needs a negative that differs from its caption; drop those rows")
+
+
+def _plain_text(text: str) -> str:
+    return unicodedata.normalize("NFC", " ".join(text.split()))
 
 
 def caption_ids(frame: pd.DataFrame, where: str = "pairs") -> list:
