@@ -37,6 +37,17 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         tmp_path.unlink(missing_ok=True)
 
 
+def check_output_file(path: str | Path, option: str) -> None:
+    """Refuse, before any work, an output file that names a folder or lies under a file (DataError naming
+    ``option``); missing parent folders are made when it is written."""
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{option} {path} is a folder; name a file to write")
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise DataError(f"{option} {path}: {blocking} is a file, not a folder; choose another {option}")
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_path(path) as tmp:

@@ -42,6 +42,7 @@ import numpy as np
 from lgip_dataset import balance_program
 from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds
 from lgip_dataset.balance_program import Program, Site, word_diff
+from lgip_dataset.measurable import learner_reason
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
 
@@ -193,8 +194,11 @@ def _held_out(margins: np.ndarray, chosen: np.ndarray, type_index: np.ndarray) -
 
 def _learner_figures(problem: _Blocks, picked: np.ndarray, margins: np.ndarray) -> dict:
     """The word learner's held-out accuracy on the ``picked`` flips (a mask) with its 95% image-bootstrap
-    interval."""
+    interval, or None with the reason it is not measurable."""
     ids = [problem.image_ids[j] for j in np.flatnonzero(picked)]
+    reason = learner_reason(ids, [problem.types[j] for j in np.flatnonzero(picked)], FOLDS)
+    if reason:  # no number where no learner could be trained (measurable.py)
+        return {"learner_accuracy": None, "learner_interval": None, "learner_not_measurable": reason}
     return {"learner_accuracy": held_out_accuracy(margins[picked]),
             "learner_interval": accuracy_interval(margins[picked], ids, seed=0)}
 

@@ -174,6 +174,8 @@ def _balance_section(hard_flips: dict | None) -> str | None:
         return None
 
     def accuracy(figures: dict) -> str:
+        if figures.get("learner_not_measurable"):
+            return f"not measurable ({figures['learner_not_measurable']})"
         low, high = figures["learner_interval"] or (float("nan"), float("nan"))
         return f"{figures['learner_accuracy']:.3f} [{low:.3f}, {high:.3f}]"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS  # one limit for readers and the perturber
+from lgip_dataset.perturb.perturber import valid_unicode
 from lgip_dataset.skips import SkipLog
 
 _DIGITS = re.compile(r"(\d+)\.\w+$")
@@ -86,15 +87,6 @@ def _is_emoji(char: str) -> bool:
 
 
 INVALID_UNICODE = "caption not valid Unicode (an unpaired surrogate, which no UTF-8 file can hold)"
-
-
-def valid_unicode(text: str) -> bool:
-    """Whether ``text`` can be written as UTF-8 (JSON's ``"\\ud800"`` escapes make unpaired surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def kept_caption(caption_id: str, raw: str, cleaning: tuple[str, list[str]], where: str,

@@ -27,7 +27,15 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
 
 
 def load_shards(shards: list[Path], config: str) -> datasets.Dataset:
-    """The ``test`` split of ``config`` from its parquet ``shards`` (memory-mapped, not copied)."""
+    """The ``test`` split of ``config`` from its parquet ``shards`` (memory-mapped, not copied); DataError
+    for shards without a row (an empty build)."""
+    try:
+        rows = sum(pq.read_metadata(shard).num_rows for shard in shards)
+    except (OSError, ValueError):
+        rows = None  # unreadable: the load below names the cause
+    if rows == 0:
+        raise DataError(f"{shards[0].parent}: the {config!r} config has no rows (an empty build); rebuild it with "
+                        "`lgip build` and families that produce variants of its captions (e.g. --families core)")
     try:
         return datasets.load_dataset("parquet", data_files={schema.SPLIT: [str(s) for s in shards]},
                                      split=schema.SPLIT, features=_features(shards[0], config))

@@ -85,6 +85,10 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise DataError(f"workers must be a whole number >= 1, got {workers!r}")
     out = Path(config.out)
+    if out.is_symlink():  # replacing it would rename the link, not the folder it names
+        target = os.readlink(out)
+        raise DataError(f"--out {out} is a symbolic link to {target}{'' if out.exists() else ', which does not exist'}; "
+                        "name the folder itself (a link to it stays valid) or another --out")
     if out.exists() and not out.is_dir():
         raise DataError(f"--out {out} is a file, not a folder; remove it or choose another --out")
     if out.exists() and not overwrite:
@@ -366,6 +370,9 @@ def _write_text_shards(
         counts["captions"] += 1
         counts["captions_with_paraphrase"] += bool(paraphrases)
         counts["captions_with_flip"] += bool(flips)
+    if not pairs["row_id"]:
+        raise DataError(f"--families {','.join(perturber.families)}: no variant for any of the {len(todo):,} captions "
+                        "(none offers what these families edit); nothing to build: choose other families (e.g. core)")
     counts["images"] = len(selected)
     _write_config_shards(staging / schema.CAPTIONS, captions, schema.CAPTION_FEATURES, CAPTIONS_PER_SHARD)
     _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)

@@ -16,8 +16,9 @@ _job: tuple[Callable, object] | None = None  # (work, state) of a worker process
 
 
 def default_workers() -> int:
-    """One worker per CPU core."""
-    return os.cpu_count() or 1
+    """One worker per CPU core this process may use (its CPU affinity where the system has one): also the
+    most :func:`map_chunks` starts."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @contextmanager
@@ -32,7 +33,8 @@ def map_chunks(work: Callable, state: object, items: Sequence, workers: int, bar
     if (workers == 1 and not background) or len(chunks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield _advance(bar, chunks, (work(chunk, state) for chunk in chunks))
         return
-    with multiprocessing.get_context("fork").Pool(min(workers, len(chunks)), _start_worker, (work, state)) as pool:
+    processes = min(workers, len(chunks), default_workers())
+    with multiprocessing.get_context("fork").Pool(processes, _start_worker, (work, state)) as pool:
         yield _advance(bar, chunks, pool.imap(_run, chunks))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from lgip_dataset import __version__
@@ -57,20 +58,37 @@ KEPT_ON_INTERRUPT = {
     "evaluate": _CACHE_KEPT,
 }
 NOTHING_KEPT = "no file was left half-written; run the command again"
+PIPE_CLOSED = 141  # the exit status of a process stopped by SIGPIPE (128 + 13), as `yes | head` ends
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if hasattr(sys.stdout, "reconfigure"):  # a terminal or pipe that cannot show a character gets its escape
+        sys.stdout.reconfigure(errors="backslashreplace")
     args = build_parser(argv).parse_args(argv)
     module = importlib.import_module(args._module)
     try:
-        return int(module.run(args) or 0)
+        code = int(module.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe is met here, not at exit
+        return code
+    except BrokenPipeError:  # the reader stopped reading (`| head`): stop quietly, as Unix tools do
+        _silence_stdout()
+        return PIPE_CLOSED
     except LGIPError as err:
         print(f"lgip {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"lgip {args.command}: interrupted; {KEPT_ON_INTERRUPT.get(args.command, NOTHING_KEPT)}", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush meets no closed pipe."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (an in-memory stream)
+        pass
 
 
 if __name__ == "__main__":  # python -m lgip_metric.cli COMMAND ...

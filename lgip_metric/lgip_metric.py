@@ -68,6 +68,7 @@ from .variant_types import VARIANT_TYPES
 # made of is named here (a loaded copy runs on the Hub without the lgip package). No comment may
 # follow a relative import: ``evaluate`` would read it as the address to download the file from.
 from .stats_bootstrap import resample_images
+from .stats_ids import factorize_ids
 from .stats_inputs import LGIPInputError
 from .stats_names import KINDS
 from .stats_paired import compare

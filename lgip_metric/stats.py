@@ -31,7 +31,8 @@ Pipeline: ``summarize`` (rows -> per base pair sums; summaries of disjoint row s
 of two models scored on the same rows (paired bootstrap and McNemar's exact test).
 
 The code lives in ``stats_*`` files beside this one, one job each: checking and encoding the inputs
-(:mod:`~lgip_metric.stats_inputs`, in the names of :mod:`~lgip_metric.stats_names`), the per base pair sums (:mod:`~lgip_metric.stats_sums`), the per-image
+(:mod:`~lgip_metric.stats_inputs`, in the names of :mod:`~lgip_metric.stats_names`; the ids' checks and codes in
+:mod:`~lgip_metric.stats_ids`), the per base pair sums (:mod:`~lgip_metric.stats_sums`), the per-image
 sums and the bootstrap (:mod:`~lgip_metric.stats_bootstrap`), the result's shape
 (:mod:`~lgip_metric.stats_result`) and the paired comparison (:mod:`~lgip_metric.stats_paired`); this
 module holds the entry points and gives every public name of them. All are pure NumPy and import one

@@ -11,6 +11,7 @@ from itertools import count as counter
 
 import numpy as np
 
+from .stats_ids import factorize_ids, first_missing
 from .stats_names import DECLARED_TYPES, KINDS
 
 # Similarities are bounded; past this, sums of score differences (and their bootstrap) could overflow float64.
@@ -77,40 +78,6 @@ def _check_lengths(**arrays: np.ndarray) -> None:
         )
     if not next(iter(lengths.values())):
         raise LGIPInputError("no rows: the inputs are empty")
-
-
-def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into the sorted unique ids; non-numeric ids are compared as text.
-
-    Ids already in order (as a table grouped by image and caption holds them) are coded in a pass
-    or two over neighbours, Python strings without a text copy; others are sorted.
-    """
-    if _ordered_ids(values, np.greater):  # sorted and unique, as ids often are
-        return np.arange(values.size, dtype=np.int64), values
-    if not _ordered_ids(values, np.greater_equal):
-        if values.dtype.kind not in "iub":
-            values = values.astype(str)
-        if not _ordered_ids(values, np.greater_equal):
-            keys, codes = np.unique(values, return_inverse=True)
-            return codes.astype(np.int64, copy=False), keys
-    first = np.ones(values.size, dtype=bool)  # each id's first row
-    np.not_equal(values[1:], values[:-1], out=first[1:])
-    return np.cumsum(first) - 1, values[first]
-
-
-def _ordered_ids(values: np.ndarray, order) -> bool:
-    """Whether ``order(next, previous)`` holds for all neighbours in ``values`` (numbers, text, or
-    Python strings).
-
-    An object array qualifies only if it holds Python strings: its first value is one, and any
-    other type beside a string fails the comparison with TypeError.
-    """
-    if values.dtype == object and not (values.size and isinstance(values[0], str)):
-        return False
-    try:
-        return bool(order(values[1:], values[:-1]).all())
-    except TypeError:
-        return False
 
 
 def _factorize_labels(values: np.ndarray, name: str) -> tuple[np.ndarray, list]:
@@ -193,9 +160,9 @@ def base_pairs(captions: np.ndarray, images: np.ndarray) -> tuple[np.ndarray, np
     starts[1:] |= images[1:] != images[:-1]
     heads = np.flatnonzero(starts)
     run = np.repeat(np.arange(heads.size), np.diff(heads, append=starts.size))  # each row's run of one pair
-    cap_codes, cap_keys = _factorize_ids(captions[heads])
-    img_codes, img_keys = _factorize_ids(images[heads])
-    head_pair, combined = _factorize_ids(img_codes * len(cap_keys) + cap_codes)
+    cap_codes, cap_keys = factorize_ids(captions[heads])
+    img_codes, img_keys = factorize_ids(images[heads])
+    head_pair, combined = factorize_ids(img_codes * len(cap_keys) + cap_codes)
     _warn_shared_captions(combined % len(cap_keys), combined // len(cap_keys), cap_keys, img_keys)
     in_order = head_pair.size == combined.size and bool((head_pair[1:] > head_pair[:-1]).all())  # runs are pairs
     return run if in_order else head_pair[run], combined // len(cap_keys), cap_keys[combined % len(cap_keys)], img_keys
@@ -218,7 +185,7 @@ def _warn_shared_captions(pair_caps: np.ndarray, pair_imgs: np.ndarray, cap_keys
         images = img_keys[pair_imgs[pair_caps == shared[0]][:2]].tolist()
         warnings.warn(
             f"{shared.size} caption id(s) occur with more than one image id, e.g. caption_ids "
-            f"{cap_keys[shared[0]].item()!r} with image_ids {images[0]!r} and {images[1]!r}; each (image, caption) "
+            f"{_plain(cap_keys[shared[0]])!r} with image_ids {images[0]!r} and {images[1]!r}; each (image, caption) "
             "is counted as its own base pair. If caption ids should be unique, the rows are mislabelled.",
             SharedCaptionWarning, stacklevel=4,
         )
@@ -257,6 +224,10 @@ def encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, e
     }
     arrays = {name: _as_array(values, name) for name, values in scores.items()}
     _check_lengths(**arrays, **labels)
+    for name, ids in (("caption_ids", caption_ids), ("image_ids", image_ids)):
+        missing = first_missing(ids)  # as given: NumPy would make a NaN among strings the text "nan"
+        if missing is not None:
+            raise LGIPInputError(f"{name}: row {missing[0]} has no id ({missing[1]} such row(s)); give every row its id")
     arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = base_pairs(labels["caption_ids"], labels["image_ids"])

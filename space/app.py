@@ -53,17 +53,17 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
     runs_root = Path(tempfile.gettempdir()) / "lgip-space-runs"
 
     def pick_sample(image_id):
-        captions = sample.captions(int(image_id))
-        return (sample.image(int(image_id)), gr.update(choices=captions, value=captions[0]), captions[0],
-                f"COCO val2017 {sample.credit(int(image_id))}")
+        image_id = guards.check_sample_id(image_id, sample.ids)
+        captions = sample.captions(image_id)
+        return (sample.image(image_id), gr.update(choices=captions, value=captions[0]), captions[0],
+                f"COCO val2017 {sample.credit(image_id)}")
 
     def select_from_gallery(evt: gr.SelectData):
         return sample.ids[evt.index]
 
     @gpu(duration=60)
     def run_probe(image, caption, models, seed, families):
-        if image is None:
-            raise gr.Error("Upload an image or pick a sample image first.")
+        image = guards.check_image(image)
         caption = guards.check_caption(caption)
         names = pool.check(models)
         try:
@@ -82,6 +82,7 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
     @gpu(duration=300)
     def run_benchmark(model, source, dataset_id, rows, progress=gr.Progress(track_tqdm=True)):
         name = pool.check([model])[0]
+        source = guards.check_choice(source, (SAMPLE_SOURCE, HUB_SOURCE), "Data")
         out = runner.new_run_dir(runs_root)
         if source == HUB_SOURCE:
             dataset_id, rows = guards.check_hub_source(dataset_id, rows)

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import shutil
+from unittest import mock
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -29,7 +30,8 @@ import pytest
 from lgip_dataset import schema
 from lgip_dataset.locks import lock_folder
 from helpers.paths import REPO
-from helpers.reliability import coco_annotations, folder_hashes, jpeg, png16_gray, run_cli, write_coco
+from helpers.reliability import (coco_annotations, flip_pairs, folder_hashes, jpeg, png16_gray, run_cli, run_lgip,
+                                 write_coco, write_pairs)
 
 MODEL = "random:tiny-clip"
 CAPTION_REASONS = {"duplicate annotation id", "caption without image entry", "empty caption", "caption not a string",
@@ -834,6 +836,24 @@ def case_metric_caption_on_two_images(world, tmp, metric):
     assert result["counts"]["PR"]["base_pairs"] == 3
 
 
+def case_metric_caption_on_two_images_as_python_strings(world, tmp, metric):
+    """Caption ids as a table hands them over (an object array of str, not NumPy strings): the same warning."""
+    from lgip_metric import stats
+
+    rows = {**ROWS, "image_ids": [139, 140, 139, 285, 285], "caption_ids": np.array(ROWS["caption_ids"], dtype=object)}
+    with pytest.warns(stats.SharedCaptionWarning, match=r"caption_ids 'c1' with image_ids 139 and 140"):
+        stats.lgip_statistics(*rows.values(), bootstrap=0)
+
+
+def case_metric_missing_ids(world, tmp, metric):
+    from lgip_metric import stats
+
+    for column, value in (("caption_ids", float("nan")), ("caption_ids", None), ("image_ids", float("nan"))):
+        ids = list(ROWS[column])
+        ids[3] = value
+        metric_error(lambda: stats.lgip_statistics(**{**ROWS, column: ids}, bootstrap=0), column, "row 3", "no id")
+
+
 def case_metric_huge_scores(world, tmp, metric):
     rows = {**ROWS, "variant_scores": [1e308, -1e308, 0.3, 0.28, 0.2]}
     metric_error(lambda: metric.compute(**rows, bootstrap=0), "variant_scores", "row 0")
@@ -887,12 +907,369 @@ def case_analyze_alpha_and_top_out_of_range(world, tmp):
         error(run_cli("analyze", world["run"], "--out", tmp / "a", option, value), option, value)
 
 
+# --------------------------------------------------------------------------------------------
+# audit: a figure is measured or visibly "not measurable" with its reason; bad tables refused before the work
+
+
+def audit(path: Path, *extra) -> object:
+    return run_cli("audit", "--pairs", path, "--learners", "word", "--bootstrap", "20", "--no-progress", *extra)
+
+
+def _audit_json(outcome, path: Path) -> dict:
+    accepted(outcome)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def case_audit_one_image_is_not_measurable(world, tmp):
+    for name, records in (("one_image", flip_pairs(1, per_image=50)), ("one_row", flip_pairs(1, per_image=1)),
+                          ("identical_rows", flip_pairs(1, per_image=1) * 50)):
+        outcome = audit(write_pairs(tmp / f"{name}.csv", records), "--json", tmp / f"{name}.json")
+        record = _audit_json(outcome, tmp / f"{name}.json")
+        assert "0.500" not in outcome.out and "1.000" not in outcome.out, outcome.out
+        assert "not measurable (1 image, fewer than 10)" in outcome.out
+        for entry in (record["per_type"]["color"], record["blocks"]["paper flips"]):
+            assert entry["learners"]["word"] == {"accuracy": None, "interval": None,
+                                                 "not_measurable": "1 image, fewer than 10"}
+            assert entry["bigram"]["PR"] is None and entry["trigram"]["not_measurable"]
+
+
+def case_audit_two_images_are_not_measurable(world, tmp):
+    outcome = audit(write_pairs(tmp / "two.csv", flip_pairs(2, per_image=25)))
+    accepted(outcome)
+    assert "not measurable (2 images, fewer than 10)" in outcome.out and "0.882" not in outcome.out
+
+
+def case_audit_a_type_in_one_image_fold_is_not_measurable(world, tmp):
+    from lgip_dataset import adversary
+
+    ids = [i for i in range(1000, 1400) if adversary.image_folds([i])[0] == 0][:12]
+    records = flip_pairs(40) + [dict(r, image_id=ids[k % 12], type="rare") for k, r in enumerate(flip_pairs(12))]
+    outcome = audit(write_pairs(tmp / "folds.csv", records), "--json", tmp / "folds.json")
+    record = _audit_json(outcome, tmp / "folds.json")
+    reason = "type 'rare': every pair in one image fold, no learner to score it"
+    assert record["per_type"]["rare"]["learners"]["word"]["not_measurable"] == reason
+    assert record["blocks"]["all flips"]["learners"]["word"]["not_measurable"] == reason  # its pairs would read 0.5
+    assert record["per_type"]["color"]["learners"]["word"]["accuracy"] is not None
+    assert record["per_type"]["rare"]["bigram"]["PR"] is not None  # the LMs learn every caption: measured
+
+
+def case_audit_few_images_warn(world, tmp):
+    outcome = audit(write_pairs(tmp / "few.csv", flip_pairs(12)))
+    accepted(outcome)
+    assert "warning: " in outcome.out and "color (12)" in outcome.out and "fewer than 100 images" in outcome.out
+
+
+def case_audit_caption_id_per_row_is_grouped_by_caption(world, tmp):
+    from lgip_dataset import SAMPLE_DIR
+
+    pairs = pq.read_table(next((SAMPLE_DIR / "pairs").glob("*.parquet")),
+                          columns=["row_id", "caption_id", "image_id", "caption", "variant", "kind", "type"]).to_pandas()
+    pairs.to_parquet(tmp / "given.parquet")
+    pairs.assign(caption_id=pairs["row_id"]).to_parquet(tmp / "per_row.parquet")
+    figures = {}
+    for name in ("given", "per_row"):
+        outcome = audit(tmp / f"{name}.parquet", "--types", "color,count", "--json", tmp / f"{name}.json")
+        figures[name] = {k: v for k, v in _audit_json(outcome, tmp / f"{name}.json").items() if k in ("per_type", "blocks")}
+    assert figures["per_row"] == figures["given"]
+
+
+def case_audit_one_caption_id_for_all_rows(world, tmp):
+    records = [dict(r, caption_id="c1") for r in flip_pairs(12)]
+    error(audit(write_pairs(tmp / "p.csv", records)), "p.csv", "rows 0 and 1 share caption_id 'c1'")
+
+
+def case_audit_one_row_id_for_all_rows(world, tmp):
+    records = [dict(r, row_id="r1") for r in flip_pairs(12)]
+    error(audit(write_pairs(tmp / "p.csv", records)), "p.csv", "row_id 'r1' repeats (rows 0, 1, 2")
+
+
+def case_audit_nan_caption_id(world, tmp):
+    records = [dict(r, caption_id=None if k == 3 else f"c{k}") for k, r in enumerate(flip_pairs(12))]
+    error(audit(write_pairs(tmp / "p.jsonl", records)), "p.jsonl", "row 3 has no 'caption_id'")
+
+
+def case_audit_variant_equal_to_caption(world, tmp):
+    records = flip_pairs(12)
+    records[4] = dict(records[4], variant=" " + records[4]["caption"])
+    error(audit(write_pairs(tmp / "one.csv", records)), "one.csv", "row 4 has a variant equal to its caption")
+    same = [dict(r, variant=r["caption"]) for r in flip_pairs(12)]
+    error(audit(write_pairs(tmp / "all.csv", same)), "all.csv", "row 0", "(60 such rows)")
+
+
+def case_audit_caption_longer_than_the_cap(world, tmp):
+    records = flip_pairs(12)
+    records[2] = dict(records[2], caption="a dog " * 2_000_000)  # 12 MB
+    outcome = audit(write_pairs(tmp / "p.parquet", records))
+    error(outcome, "p.parquet", "row 2 has a 'caption' of 12,000,000 characters", "at most 1,000")
+
+
+def case_audit_lone_surrogate(world, tmp):
+    records = flip_pairs(12)
+    records[1] = dict(records[1], caption="A red \ud800 dog.")  # a table made in Python (no file holds one)
+    import pandas as pd
+
+    from lgip_dataset.errors import DataError
+    from lgip_metric.audit import flip_rows
+
+    with pytest.raises(DataError, match=r"my pairs: row 1 has a 'caption' that is not valid Unicode"):
+        flip_rows(pd.DataFrame({k: pd.Series([r[k] for r in records], dtype=object) for k in records[0]}),
+                  where="my pairs")
+
+
+def case_audit_output_names_a_folder(world, tmp):
+    (tmp / "out").mkdir()
+    for option in ("--json", "--markdown"):
+        outcome = audit(write_pairs(tmp / "p.csv", flip_pairs(12)), option, tmp / "out")
+        error(outcome, option, "is a folder")
+        assert "pairs over" not in outcome.out  # refused before the audit ran
+
+
+def _judged(tmp: Path, per_type: dict) -> Path:
+    path = tmp / "judged.json"
+    path.write_text(json.dumps({"format": "lgip-judged", "version": 1, "per_type": per_type}), encoding="utf-8")
+    return path
+
+
+def case_audit_judged_counts_that_are_no_counts(world, tmp):
+    pairs = write_pairs(tmp / "p.csv", flip_pairs(12, type_="binding"))
+    for counts in ({"drawn": 0, "valid": 0}, {"drawn": True, "valid": True}, {"drawn": 10, "valid": 2.5}):
+        outcome = audit(pairs, "--judged", _judged(tmp, {"binding": counts}))
+        error(outcome, "--judged", "type 'binding' needs whole counts")
+        assert "pairs over" not in outcome.out
+
+
+def case_audit_judged_without_an_extended_type(world, tmp):
+    pairs = write_pairs(tmp / "p.csv", flip_pairs(12))
+    outcome = audit(pairs, "--judged", _judged(tmp, {"binding": {"drawn": 10, "valid": 9}}))
+    error(outcome, "--judged", "would be shown nowhere")
+
+
+def case_audit_user_type_is_no_extended_probe(world, tmp):
+    outcome = audit(write_pairs(tmp / "p.csv", flip_pairs(12) + flip_pairs(1, per_image=1, type_="mine")))
+    accepted(outcome)
+    assert "Extended probes" not in outcome.out and "| mine | 1 | 1 | not measurable (1 image" in outcome.out
+
+
+def case_audit_empty_build(world, tmp):
+    data = _dataset_copy(world, tmp)
+    for shard in (data / "pairs").glob("*.parquet"):
+        table = pq.read_table(shard)
+        pq.write_table(table.slice(0, 0), shard)
+    error(run_cli("audit", data, "--no-progress"), "'pairs' config has no rows")
+    error(run_cli("evaluate", "--model", MODEL, "--dataset", data, "--out", tmp / "o", "--cache-dir", "none",
+                  "--num-workers", "0", "--no-progress"), "'pairs' config has no rows")
+
+
+# --------------------------------------------------------------------------------------------
+# build (round 4)
+
+
+def case_build_single_image_learner_is_not_measurable(world, tmp):
+    annotations = [{"id": 1000 + k, "image_id": 1, "caption": f"A {color} {noun} next to {count} {other}."}
+                   for k, (color, noun, count, other) in enumerate(
+                       (c, n, q, o) for c in ("red", "white", "black", "brown") for n in ("dog", "bus", "car", "cat")
+                       for q in ("two", "three") for o in ("people", "chairs", "trees"))]
+    path = tmp / "captions.json"
+    path.write_text(json.dumps({"images": [{"id": 1, "file_name": "000000000001.jpg", "license": 4}],
+                                "annotations": annotations, "licenses": []}), encoding="utf-8")
+    outcome, out = build(tmp, path, None, "--families", "core,hard", "--captions-per-image", "1000")
+    accepted(outcome)
+    report = json.loads((out / "lgip_build.json").read_text(encoding="utf-8"))["hard_flips"]["balance"]
+    assert report["per_type"] and all(f["learner_accuracy"] is None and f["learner_not_measurable"] ==
+                                      "1 image, fewer than 10" for f in report["per_type"].values())
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "not measurable (1 image, fewer than 10)" in card and "0.500 [" not in card
+
+
+def case_build_out_symlink_with_overwrite(world, tmp):
+    (tmp / "target").mkdir()
+    (tmp / "target" / "keep.txt").write_text("mine", encoding="utf-8")
+    (tmp / "out").symlink_to(tmp / "target", target_is_directory=True)
+    for _ in range(2):  # refused the same way every time, nothing left behind
+        outcome, out = build(tmp, world["captions"], world["images"], "--overwrite")
+        error(outcome, "--out", "is a symbolic link to", "name the folder itself")
+    assert out.is_symlink() and (tmp / "target" / "keep.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in tmp.iterdir()) == ["out", "target"]
+
+
+def case_build_out_dangling_symlink(world, tmp):
+    (tmp / "out").symlink_to(tmp / "gone")
+    outcome, _ = build(tmp, world["captions"], None)
+    error(outcome, "--out", "is a symbolic link to", "which does not exist")
+    assert "image shards" not in outcome.err
+
+
+def case_build_families_that_offer_no_variant(world, tmp):
+    for families in ("relation", "temporal", "relation,temporal"):
+        outcome, out = build(tmp, world["captions"], None, "--families", families)
+        error(outcome, f"--families {families}", "no variant for any of the 20 captions")
+        assert not out.exists() and not (tmp / ".out.partial").exists()
+
+
+def case_build_families_empty(world, tmp):
+    for families in ("", " , "):
+        error(build(tmp, world["captions"], None, "--families", families)[0], "--families", "no family given")
+
+
+def case_build_workers_capped_at_the_cores(world, tmp):
+    from multiprocessing import pool
+
+    from lgip_dataset.parallel import default_workers
+
+    sizes, real = [], pool.Pool.__init__
+
+    def spy(self, processes=None, *args, **kwargs):
+        sizes.append(processes)
+        real(self, processes, *args, **kwargs)
+
+    with mock.patch.object(pool.Pool, "__init__", spy):
+        outcome, _ = build(tmp, world["captions"], None, "--workers", "1000")
+    accepted(outcome)
+    assert f"--workers 1000: capped at the {default_workers()} CPU core(s)" in outcome.out
+    assert all(size <= default_workers() for size in sizes), sizes
+
+
+# --------------------------------------------------------------------------------------------
+# analyze and report (round 4)
+
+
+def _scores_copy(world, tmp, edit: Callable) -> Path:
+    import pandas as pd
+
+    frame = edit(pd.read_parquet(world["run"] / "scores.parquet"))
+    path = tmp / "scores.parquet"
+    frame.to_parquet(path)
+    return path
+
+
+def _analyze(world, path: Path, tmp: Path):
+    return run_cli("analyze", path, "--out", tmp / "a", "--dataset", world["data"], "--min-support", "2")
+
+
+def case_analyze_scores_of_one_image(world, tmp):
+    path = _scores_copy(world, tmp, lambda f: f[f["image_id"] == f["image_id"].iloc[0]])
+    error(_analyze(world, path, tmp), "scores.parquet", "one image")
+
+
+def case_analyze_scores_without_a_column(world, tmp):
+    for column in ("s_variant", "caption"):
+        path = _scores_copy(world, tmp, lambda f: f.drop(columns=column))
+        error(_analyze(world, path, tmp), "scores.parquet", f"no column {column!r}")
+
+
+def case_analyze_string_scores(world, tmp):
+    path = _scores_copy(world, tmp, lambda f: f.assign(s_original=f["s_original"].astype(str)))
+    error(_analyze(world, path, tmp), "scores.parquet", "s_original", "not numbers")
+
+
+def case_analyze_kind_that_contradicts_the_type(world, tmp):
+    def mislabel(frame):
+        frame = frame.copy()
+        frame.loc[frame["type"] == "object", "kind"] = "paraphrase"
+        return frame
+
+    error(_analyze(world, _scores_copy(world, tmp, mislabel), tmp), "scores.parquet", "kind 'paraphrase' but type "
+          "'object'", "flip")
+
+
+def case_report_blind_not_an_object(world, tmp):
+    error(report(_run_copy(world, tmp, lambda d: d.update(blind="lm")), tmp), "results.json", "'blind'")
+
+
+def case_report_figures_out_of_range(world, tmp):
+    edits = {"pr": (lambda d: d["statistics"].update(PR=7.5), "statistics PR is 7.5"),
+             "nan": (lambda d: d["statistics"]["per_type"]["object"].update(PR=float("nan")),
+                     "statistics.per_type.object PR is NaN"),
+             "reversed": (lambda d: d["statistics"].update(intervals={"PR": [0.6, 0.4]}), "runs backwards"),
+             "interval": (lambda d: d["statistics"].update(intervals={"E_inv": [-1.0, 0.2]}), "E_inv interval is -1.0")}
+    for name, (edit, needle) in edits.items():
+        error(report(_run_copy(world, tmp / name, edit), tmp / name), "results.json", needle)
+
+
+# --------------------------------------------------------------------------------------------
+# perturb (subprocesses: a closed pipe, an ASCII terminal, bytes that are not UTF-8)
+
+
+def case_perturb_into_a_closed_pipe(world, tmp):
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written, as `| head -c 100` ends
+    try:
+        done = run_lgip("perturb", "Two dogs on a red couch.", "--json", stdout=write)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and b"Traceback" not in done.stderr and b"Exception ignored" not in done.stderr, \
+        done.stderr
+
+
+def case_perturb_on_an_ascii_terminal(world, tmp):
+    for extra in ((), ("--json",)):
+        done = run_lgip("perturb", "Two dogs on a café couch.", *extra, env={"PYTHONIOENCODING": "ascii"})
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+        if extra:
+            assert json.loads(done.stdout)["caption"] == "Two dogs on a café couch."
+
+
+def case_perturb_bytes_that_are_not_utf8(world, tmp):
+    done = run_lgip("perturb", b"Two dogs \xff on a couch.", "--json")
+    assert done.returncode == 2 and b"\xff" not in done.stdout and b"Traceback" not in done.stderr
+    assert b"CAPTION is not valid Unicode" in done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# the Space's functions, called as an API client would call them
+
+
+@pytest.fixture(scope="module")
+def space_functions():
+    from helpers.space import TINY, import_space_app
+
+    demo = import_space_app().build_demo(extra_models=[TINY])
+    return {f.api_name: f.fn for f in demo.fns.values() if f.api_name}
+
+
+def space_error(call: Callable[[], object], *needles: str) -> None:
+    import gradio as gr
+
+    with pytest.raises(gr.Error) as raised:
+        call()
+    for needle in needles:
+        assert needle in str(raised.value), str(raised.value)
+
+
+def case_space_probe_inputs(world, tmp, fns):
+    from PIL import Image
+
+    image = Image.new("RGB", (32, 24), "red")
+    probe = fns["probe"]
+    space_error(lambda: probe(image, "A red \ud800 bus.", ["tiny-clip"], 0), "Caption refused", "not valid Unicode")
+    space_error(lambda: probe(image, 42, ["tiny-clip"], 0), "Caption refused: got int")
+    space_error(lambda: probe(np.zeros((24, 32, 3), dtype=np.uint8), "A red bus.", ["tiny-clip"], 0),
+                "Image refused: got ndarray")
+    space_error(lambda: probe(image, "A red bus.", ["tiny-clip"], True), "Seed refused: True")
+    space_error(lambda: probe(None, "A red bus.", ["tiny-clip"], 0), "Upload an image")
+
+
+def case_space_sample_picker_inputs(world, tmp, fns):
+    for value in (None, 7, "nope", 1.5):
+        space_error(lambda: fns["sample"](value), "Sample image refused")
+
+
+def case_space_run_inputs(world, tmp, fns):
+    run = fns["run"]
+    hub = "Hub dataset (first N rows)"
+    for rows in (float("inf"), 1.7, True, "10e9", float("nan")):
+        space_error(lambda: run("tiny-clip", hub, "org/lgip", rows), "Rows refused")
+    space_error(lambda: run("tiny-clip", "my laptop", "org/lgip", 10), "Data refused: 'my laptop'")
+    space_error(lambda: run("tiny-clip", hub, 42, 10), "Dataset refused")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
 def test_the_matrix_has_at_least_40_cases_on_every_surface():
     surfaces = {name.split("_")[0] for name in CASES}
-    assert len(CASES) >= 40 and surfaces == {"build", "score", "evaluate", "report", "push", "analyze", "metric"}
+    assert len(CASES) >= 40 and surfaces == {"build", "score", "evaluate", "report", "push", "analyze", "metric", "audit",
+                                             "perturb", "space"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -900,5 +1277,7 @@ def test_bad_input(name, world, tmp_path, request):
     case = CASES[name]
     if name.startswith("metric_"):
         case(world, tmp_path, request.getfixturevalue("metric"))
+    elif name.startswith("space_"):
+        case(world, tmp_path, request.getfixturevalue("space_functions"))
     else:
         case(world, tmp_path)

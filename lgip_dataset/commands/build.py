@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="more COCO/Karpathy captions files for the hard flips' statistics (e.g. the 2017 train "
                              "captions): more captions give more captions a hard flip; each image is counted once")
     parser.add_argument("--workers", type=_worker_count, default=None, metavar="N",
-                        help="processes that perturb the captions (default: one per CPU core; 1: no extra process); "
-                             "the output is the same for any N")
+                        help="processes that perturb the captions (default and most: one per CPU core; 1: no extra "
+                             "process); the output is the same for any N")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -105,13 +105,16 @@ def run(args: argparse.Namespace) -> int:
         k_diff=args.k_diff,
         license_ids=args.license_ids,
         image_ids=args.image_ids,
-        families=resolve_families(args.families, what="--families") if args.families else None,
+        families=resolve_families(args.families, what="--families") if args.families is not None else None,
         groups=args.groups,
         statistics_captions=tuple(args.statistics_captions),
         **card,
     )
     start = time.perf_counter()
-    workers = args.workers or default_workers()
+    workers = min(args.workers or default_workers(), default_workers())
+    if args.workers is not None and args.workers > workers:
+        print(f"--workers {args.workers}: capped at the {workers} CPU core(s) this process may use (more processes "
+              "only compete for them); the output is the same")
     summary = build(config, overwrite=args.overwrite, progress=not args.quiet, workers=workers)
     elapsed = time.perf_counter() - start
     print(f"built {summary.out} in {elapsed:.1f} s")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from lgip_dataset.coco import normalise_caption
 from lgip_dataset.perturb import LEXICON_VERSION, MAX_CAPTION_CHARS, Perturber
@@ -32,12 +33,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              '"flips": [{"text", "type", "original", "replacement", "span"}]}')
 
 
+def _shows(text: str) -> bool:
+    """Whether stdout's encoding can write ``text`` as it is (not under PYTHONIOENCODING=ascii, say)."""
+    try:
+        text.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     caption = Perturber.validate_caption(normalise_caption(args.caption), what="CAPTION")  # as a build stores it
     perturber = Perturber(k_same=args.k_same, k_diff=args.k_diff, families=resolve_families(args.families, what="--families"))
     result = perturber.perturb(caption, seed=args.seed)
     if args.json:
-        print(json.dumps(result.to_dict(with_types=True), ensure_ascii=False))
+        record = result.to_dict(with_types=True)
+        text = json.dumps(record, ensure_ascii=False)
+        print(text if _shows(text) else json.dumps(record))  # escaped where the output cannot show a character
         return 0
     print(f"caption: {result.caption}")
     print(f"paraphrases ({len(result.paraphrases)}):")

@@ -17,6 +17,16 @@ from lgip_dataset.perturb.variant import PerturbResult, Variant
 MAX_CAPTION_CHARS = 1000
 
 
+def valid_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (JSON's ``"\\ud800"`` escapes and undecodable command-line
+    bytes make unpaired surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Perturber:
     """Generates up to ``k_same`` paraphrases and ``k_diff`` flips per caption.
 
@@ -55,6 +65,9 @@ class Perturber:
         string, empty, or longer than MAX_CAPTION_CHARS."""
         if not isinstance(caption, str):
             raise DataError(f"{what} must be text, got {type(caption).__name__}")
+        if not valid_unicode(caption):
+            raise DataError(f"{what} is not valid Unicode (an unpaired surrogate: bytes that are not UTF-8, or a "
+                            "lone \\ud800-style escape); give UTF-8 text")
         text = caption.strip()
         if not text:
             raise DataError(f"{what} is empty: give a caption with at least one word")

@@ -15,7 +15,8 @@ image so that no pair is scored by a model that saw its image:
 - the words that the negatives remove or add most unevenly (:func:`word_artifacts`): the diagnosis.
 
 Per type and per headline block (the paper's flips ``object,color,count`` together, the hard flips
-together, all flips). Optionally (:func:`untrained_check`) models with random weights score the pairs
+together, all flips). A cross-fitted figure over too few images, or whose pairs no model of another fold
+could score, is ``None`` with its reason (``not_measurable``; :mod:`lgip_dataset.measurable`), never a number. Optionally (:func:`untrained_check`) models with random weights score the pairs
 whose images are at hand: a model that cannot see sits at PR 0.5 on a probe whose texts carry no
 systematic difference.
 

@@ -11,14 +11,17 @@ import json
 from pathlib import Path
 
 from lgip_dataset.errors import DataError
-from lgip_dataset.perturb.registry import NWAY_SCORED, PEER_TYPES, group_of
+from lgip_dataset.measurable import NOT_MEASURABLE
+from lgip_dataset.perturb.registry import PEER_TYPES
+from lgip_metric.variant_types import VARIANT_TYPES
 
 VALID = "valid"
 
 
-def read_judged(path: str | Path) -> dict[str, dict]:
+def read_judged(path: str | Path, types=None) -> dict[str, dict]:
     """The per-type counts of a judged file (``{"per_type": {type: {"drawn", label: count}}}``); DataError
-    naming the file and what is wrong."""
+    naming the file and what is wrong, or, given the audited ``types``, when none of them is both an
+    extended family and judged in the file (its figures would be shown nowhere)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -30,16 +33,32 @@ def read_judged(path: str | Path) -> dict[str, dict]:
                         "file that `benchmarks/blind_judging.py tally --json` writes")
     per_type = data["per_type"]
     for type_, counts in per_type.items():
-        if not isinstance(counts, dict) or not isinstance(counts.get("drawn"), int) \
-                or not isinstance(counts.get(VALID), int) or not 0 <= counts[VALID] <= counts["drawn"]:
+        if not isinstance(counts, dict) or not all(_whole(counts.get(k)) for k in ("drawn", VALID)) \
+                or not 0 <= counts[VALID] <= counts["drawn"] or counts["drawn"] == 0:
             raise DataError(f"--judged {path}: type {type_!r} needs whole counts 'drawn' and 'valid' "
-                            f"(0 <= valid <= drawn), got {counts!r}")
+                            f"(0 <= valid <= drawn, drawn at least 1), got {counts!r}")
+    if types is not None:
+        extended = sorted({str(t) for t in types if _is_extended(str(t))})
+        if not set(extended) & set(per_type):
+            raise DataError(f"--judged {path}: it judges {', '.join(map(repr, per_type)) or 'no type'}, but the "
+                            f"audited extended families are {', '.join(map(repr, extended)) or 'none'}; the judged "
+                            "figures would be shown nowhere: drop --judged or audit the families it judges")
     return per_type
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_extended(type_: str) -> bool:
+    """A registered extended family scored pairwise (not a core or hard family, a scramble or a user's type)."""
+    entry = VARIANT_TYPES.get(type_, {})
+    return entry.get("group") == "extended" and entry.get("scoring") == "pairwise" and entry.get("kind") == "flip"
 
 
 def extended_types(result: dict) -> list[str]:
     """The extended pairwise flip types of an audit result (not the scrambles, scored n-way)."""
-    return [t for t in result["per_type"] if group_of(t) == "extended" and t not in NWAY_SCORED]
+    return [t for t in result["per_type"] if _is_extended(t)]
 
 
 def rows(result: dict, peer: dict | None = None, judged: dict | None = None) -> list[dict]:
@@ -58,12 +77,21 @@ def _record(type_: str, entry: dict, judged: dict | None, beside: str | None = N
     return {"type": type_, "beside": beside, "flips": entry["pairs"], "images": entry["images"],
             "judged": None if judged is None else judged["drawn"], "judged_invalid": invalid,
             "learners": {k: v["accuracy"] for k, v in entry.get("learners", {}).items()},
-            "bigram": (entry.get("bigram") or {}).get("PR"), "trigram": (entry.get("trigram") or {}).get("PR")}
+            "bigram": (entry.get("bigram") or {}).get("PR"), "trigram": (entry.get("trigram") or {}).get("PR"),
+            NOT_MEASURABLE: {k: v[NOT_MEASURABLE] for k, v in [*entry.get("learners", {}).items(),
+                                                               *((s, entry.get(s) or {}) for s in ("bigram", "trigram"))]
+                             if v.get(NOT_MEASURABLE)}}
+
+
+def _figure(record: dict, scorer: str, value) -> str:
+    from lgip_metric.report.tables import number
+
+    return "not measurable" if scorer in record[NOT_MEASURABLE] else number(value, digits=3)
 
 
 def markdown(records: list[dict], learners: list[str]) -> str:
     """The section: flips, images, judged invalid share, learned and n-gram blind accuracy per family."""
-    from lgip_metric.report.tables import markdown as table, number
+    from lgip_metric.report.tables import markdown as table
 
     if not records:
         return ""
@@ -71,8 +99,8 @@ def markdown(records: list[dict], learners: list[str]) -> str:
               "bigram PR", "trigram PR"]
     lines = [[r["type"] if r["beside"] is None else f"↳ {r['type']} (peer)", f"{r['flips']:,}", f"{r['images']:,}",
               "—" if r["judged"] is None else f"{r['judged']} ({r['judged_invalid']:.1%})",
-              *(number(r["learners"].get(k), digits=3) for k in learners),
-              number(r["bigram"], digits=3), number(r["trigram"], digits=3)] for r in records]
+              *(_figure(r, k, r["learners"].get(k)) for k in learners),
+              _figure(r, "bigram", r["bigram"]), _figure(r, "trigram", r["trigram"])] for r in records]
     return ("\n### Extended probes\n\n" + table(header, lines)
             + "\nJudged: seeded flips labelled blind (type and original hidden; `benchmarks/blind_judging.py`), the "
               "share not valid (linguistically invalid, absurd or not a contradiction). Peer rows: the nearest "

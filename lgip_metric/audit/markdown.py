@@ -1,6 +1,7 @@
 """The audit as markdown: its held-out and in-sample tables (blocks, then types) and the top word imbalances."""
 from __future__ import annotations
 
+from lgip_dataset.measurable import NOT_MEASURABLE, RULE
 from lgip_metric.audit.text_only import NGRAM_SCORERS
 from lgip_metric.stats import interval_label
 
@@ -8,6 +9,8 @@ from lgip_metric.stats import interval_label
 def _cell(block: dict | None, key: str = "accuracy") -> str:
     from lgip_metric.report.tables import number
 
+    if block and block.get(NOT_MEASURABLE):
+        return f"not measurable ({block[NOT_MEASURABLE]})"
     return number(block[key], block.get("interval"), digits=3) if block and block.get(key) is not None else "—"
 
 
@@ -17,6 +20,8 @@ def _untrained_cell(block: dict | None) -> str:
 
 def _held_out_cell(block: dict | None) -> str:
     """A held-out learner's mean accuracy with the range over the partitions drawn."""
+    if block and block.get(NOT_MEASURABLE):
+        return f"not measurable ({block[NOT_MEASURABLE]})"
     if not block or block.get("accuracy") is None:
         return "—"
     low, high = block["range"]
@@ -56,7 +61,8 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
              "caption-nested share where the LM scores the caption above the negative (a tie is not positive)"
              + (f"; the corpus LM learnt {settings['corpus']['captions']:,} captions of "
                 f"{settings['corpus']['images']:,} other images in {settings['corpus']['file']}" if "corpus" in settings
-                else "") + ". 0.5 is chance, and a figure below it is an artifact too. Blocks pool their types' pairs.\n")
+                else "") + ". 0.5 is chance, and a figure below it is an artifact too. Blocks pool their types' pairs. "
+                f"Not measurable: {RULE}.\n")
     if untrained:
         text += (f"Untrained models: seeded random weights, scored on the {untrained['pairs']} pairs of the "
                  f"{untrained['images_found']} images found in {untrained['images_dir']}; a model that cannot see "
@@ -70,6 +76,7 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
                  + "\nThe build chose its hard flips against these (its word learners on its own partitions, recorded "
                    "in lgip_build.json; its bigram LM on two image folds), so a figure near 0.5 here says little "
                    "about the texts; the held-out figures above say how far text alone goes.\n")
+    text += "".join(f"\nwarning: {line}\n" for line in result.get("warnings", []))
     text += f"\n### Words the negatives remove or add most unevenly (>= {settings['min_uses']} uses)\n\n"
     rows = [[t, w["word"], w["original"], w["replacement"], f"{w['imbalance']:+.2f}"]
             for t, words in result["artifacts"].items() for w in words]

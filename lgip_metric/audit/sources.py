@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pandas as pd
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
+from lgip_dataset.perturb import MAX_CAPTION_CHARS
+from lgip_dataset.perturb.perturber import valid_unicode
 from lgip_metric import stats
 
 DEFAULT_TYPE = stats.FLIP  # the type of every pair of a table without a type column
@@ -146,13 +149,14 @@ def flip_rows(pairs: pd.DataFrame, *, types=None, where: str = "pairs") -> pd.Da
     if pairs.empty:
         raise DataError(f"{where}: no rows; it needs one row per (caption, negative) pair")
     frame = pairs.reset_index(drop=True)
-    for column in ("image_id", *TEXT_COLUMNS, *(c for c in ("type", "kind") if c in frame)):
+    for column in ("image_id", *TEXT_COLUMNS, *(c for c in ("type", "kind", "caption_id", "row_id") if c in frame)):
         text = column in TEXT_COLUMNS  # must be a string; the labels may be numbers
         bad = np.array([not (isinstance(v, str) and v.strip()) if text or isinstance(v, str) else pd.isna(v)
                         for v in frame[column]], dtype=bool)
         if bad.any():
             raise DataError(f"{where}: row {int(np.flatnonzero(bad)[0])} has no {column!r} ({int(bad.sum())} such "
                             "rows); fill it or drop the row")
+    _check_texts(frame, where)
     if "kind" in frame:
         unknown = sorted(set(frame["kind"]) - set(stats.KINDS))
         if unknown:
@@ -171,9 +175,60 @@ def flip_rows(pairs: pd.DataFrame, *, types=None, where: str = "pairs") -> pd.Da
             raise DataError(f"{where}: no flip rows of type {', '.join(map(repr, unknown))}; its types are "
                             f"{', '.join(present)}")
         frame = frame.loc[frame["type"].isin(types).to_numpy()]
-    if "caption_id" not in frame:
-        codes = pd.MultiIndex.from_arrays([frame["image_id"].astype(str), frame["caption"]]).factorize()[0]
-        frame = frame.assign(caption_id=[f"caption-{c}" for c in codes])
+    frame = frame.assign(caption_id=caption_ids(frame, where))
     if "row_id" not in frame:
         frame = frame.assign(row_id=[str(i) for i in frame.index])
+    _check_unique(frame["row_id"], "row_id", where)
     return frame.reset_index(drop=True)
+
+
+def _check_texts(frame: pd.DataFrame, where: str) -> None:
+    """Every caption and variant valid Unicode and at most ``MAX_CAPTION_CHARS`` long, and no variant equal to
+    its caption (once both are NFC with single spaces)."""
+    for column in TEXT_COLUMNS:
+        invalid = np.flatnonzero([not valid_unicode(text) for text in frame[column]])
+        if len(invalid):
+            raise DataError(f"{where}: row {int(invalid[0])} has a {column!r} that is not valid Unicode (an unpaired "
+                            f"surrogate, which no UTF-8 file can hold; {len(invalid)} such rows): fix or drop those rows")
+        long = np.flatnonzero(frame[column].str.len().to_numpy() > MAX_CAPTION_CHARS)
+        if len(long):
+            raise DataError(f"{where}: row {int(long[0])} has a {column!r} of {len(frame[column].iat[long[0]]):,} "
+                            f"characters ({len(long)} such rows); a caption is at most {MAX_CAPTION_CHARS:,}: "
+                            "shorten or drop those rows")
+    same = np.flatnonzero([_plain_text(c) == _plain_text(v) for c, v in zip(frame["caption"], frame["variant"])])
+    if len(same):
+        raise DataError(f"{where}: row {int(same[0])} has a variant equal to its caption ({len(same)} such rows): "
+                        "a pair needs a negative that differs from its caption; drop those rows")
+
+
+def _plain_text(text: str) -> str:
+    return unicodedata.normalize("NFC", " ".join(text.split()))
+
+
+def caption_ids(frame: pd.DataFrame, where: str = "pairs") -> list:
+    """The caption of each row, as the audit nests and trains by it: one per (image, caption text). A
+    given ``caption_id`` is kept (the first given to that caption: ids given per row, not per caption,
+    are grouped back); without one, the captions are numbered ``caption-<k>``. A caption_id given to two
+    different captions is refused (DataError)."""
+    keys = pd.MultiIndex.from_arrays([frame["image_id"].astype(str), frame["caption"]]).factorize()[0]
+    if "caption_id" not in frame:
+        return [f"caption-{k}" for k in keys]
+    given = frame["caption_id"].to_numpy()
+    first_key: dict = {}
+    for row, cid, key in zip(frame.index, given, keys):
+        seen = first_key.setdefault(cid, (key, row))
+        if seen[0] != key:
+            raise DataError(f"{where}: rows {seen[1]} and {row} share caption_id {cid!r} but not their image and "
+                            "caption; a caption_id names one human caption on one image (the same on every "
+                            "negative of it): fix the ids or drop the caption_id column")
+    first_id = pd.Series(given).groupby(keys).transform("first")
+    return first_id.tolist()
+
+
+def _check_unique(values: pd.Series, column: str, where: str) -> None:
+    repeated = values.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        rows = values.index[repeated]
+        raise DataError(f"{where}: {column} {values[rows[0]]!r} repeats (rows {', '.join(map(str, rows[:3]))}"
+                        f"{', ...' if len(rows) > 3 else ''}); every row needs its own {column}: fix it or drop the "
+                        "column")

@@ -8,11 +8,11 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from lgip_dataset import adversary
+from lgip_dataset import adversary, measurable
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
 from lgip_metric.audit import held_out
-from lgip_metric.audit.sources import flip_rows
+from lgip_metric.audit.sources import caption_ids, flip_rows
 from lgip_metric.statistics import blind
 
 PAPER_BLOCK, HARD_BLOCK, ALL_BLOCK = "paper flips", "hard flips", "all flips"
@@ -88,17 +88,20 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
     named = {**groups, **{t: [t] for t in present}}
     entries = {name: _counts(rows, type_of, members) for name, members in named.items()}
     interval = dict(bootstrap=bootstrap, seed=seed, confidence=confidence)
+    train = pairs.assign(caption_id=caption_ids(pairs, where)) if "caption_id" in pairs else rows
+    reasons = measurable.reasons(type_of, rows["image_id"].to_numpy(), list(named.items()), folds, train["image_id"])
     bar = _bar(len(learners) * repeats, progress)
     bar.set_description("learners on fresh partitions")
     figures = held_out.learner_figures(rows, named, learners=learners, seed=seed, repeats=repeats, folds=folds,
                                        progress=bar.update)
     bar.close()
     for name, by_learner in figures.items():
-        entries[name]["learners"] = {k: {"accuracy": v["mean"], "range": [v["min"], v["max"]], "draws": v["draws"]}
-                                     for k, v in by_learner.items()}
+        reason = reasons[name]["learner"]
+        entries[name]["learners"] = {k: {**measurable.figure("accuracy", v["mean"], None, reason),
+                                         "range": None if reason else [v["min"], v["max"]],
+                                         "draws": [] if reason else v["draws"]} for k, v in by_learner.items()}
     if ngram:
-        train = (pairs if {"caption_id", "image_id", "caption"} <= set(pairs.columns) else rows)[
-            ["image_id", "caption_id", "caption"]]
+        train = train[["image_id", "caption_id", "caption"]]
         scored = {"bigram": blind.lm_scores(rows, blind.BigramKN, train=train)}
         fold = held_out.partitions(pd.concat([rows["image_id"], train["image_id"]]).to_numpy(), seed=seed, repeats=1,
                                    folds=folds)[0]
@@ -107,12 +110,13 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
             scored["corpus_trigram"] = held_out.corpus_lm_scores(rows, corpus[0])
         for key, (original, variant) in scored.items():
             for name, block in positive_rates(rows, original, variant, groups, **interval).items():
-                entries[name][key] = {"PR": block["PR"], "interval": block["interval"]}
+                entries[name][key] = measurable.figure("PR", block["PR"], block["interval"], reasons[name]["lm"])
     return {
         "pairs": len(rows), "images": int(rows["image_id"].nunique()), "types": present,
         "blocks": {name: {"types": members, **entries[name]} for name, members in groups.items()},
         "per_type": {t: entries[t] for t in present},
         "artifacts": word_artifacts(rows),
+        "warnings": measurable.few_images_warning({n: e["images"] for n, e in entries.items()}, where),
         "settings": {"learners": list(learners), "folds": folds, "repeats": repeats, "bootstrap": bootstrap,
                      "seed": seed, "confidence": confidence, "ngram": ngram, "learner_settings": adversary.describe(),
                      "held_out": held_out.describe(), "min_uses": MIN_USES,

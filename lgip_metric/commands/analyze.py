@@ -61,26 +61,20 @@ def _locate(source: str, dataset: str | None) -> tuple[Path, str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
     import pandas as pd
 
     from lgip_dataset import hub_io, schema
     from lgip_dataset.atomic import atomic_write_text
     from lgip_dataset.errors import DataError
-    from lgip_metric.statistics.analysis import association_tests, features
+    from lgip_metric.statistics.analysis import association_tests, check_scores, features
     from lgip_metric.report.analysis_plots import plot_effects, plot_outcomes
     from lgip_metric.report.tables import markdown, to_csv
 
     scores_path, dataset, label = _locate(args.source, args.dataset)
+    scores = pd.read_parquet(scores_path)
+    check_scores(scores, str(scores_path))
     spans = hub_io.load_config(dataset, schema.PAIRS).select_columns(
         ["row_id", "original", "replacement", "span_start"]).to_pandas()
-    scores = pd.read_parquet(scores_path)
-    for column in ("s_original", "s_variant"):
-        bad = ~np.isfinite(scores[column].to_numpy(dtype=float))
-        if bad.any():
-            raise DataError(f"{scores_path}: {column} of row {scores['row_id'].iloc[int(np.flatnonzero(bad)[0])]!r} is "
-                            f"{scores[column].iloc[int(np.flatnonzero(bad)[0])]} ({int(bad.sum())} such rows); every score "
-                            "must be a finite number: score the dataset again with `lgip score`")
     frame = features(scores, spans)
     try:
         table = association_tests(frame, args.min_support)

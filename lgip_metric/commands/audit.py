@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "({id: {filename, caption, negative_caption}}), each file a type sugarcrepe_<file>")
     parser.add_argument("--pairs", type=Path, default=None, metavar="FILE",
                         help="a table of pairs (.parquet, .csv, .jsonl): image_id, caption, variant (or "
-                             "negative_caption) and optionally type, caption_id, kind, original, replacement")
+                             "negative_caption) and optionally type, caption_id (one per human caption, the same on all "
+                             "its negatives; rows of one caption text on one image are one caption), kind, original, "
+                             "replacement")
     parser.add_argument("--types", type=_names, default=None,
                         help="comma-separated flip types to audit (default: every flip type)")
     parser.add_argument("--learners", type=_names, default=("word", "char", "nb"),
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     import sklearn
 
     from lgip_dataset import __version__
-    from lgip_dataset.atomic import atomic_write_text
+    from lgip_dataset.atomic import atomic_write_text, check_output_file
     from lgip_dataset.errors import DataError
     from lgip_metric import audit
     from lgip_dataset.perturb.registry import PEER_TYPES
@@ -153,12 +155,15 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"--bootstrap must be a non-negative number of resamples, got {args.bootstrap}")
     if args.images is not None and args.untrained is None:
         raise DataError("--images is only read by --untrained MODELS; add it or drop --images")
+    for option, path in (("--json", args.json), ("--markdown", args.markdown)):
+        if path is not None:
+            check_output_file(path, option)
     from lgip_metric.audit import extended as audit_extended
 
     source = _source(args)
     rows = audit.flip_rows(source.frame, types=args.types, where=source.name)  # checked before the learners
     peer = _peer(args)
-    judged = audit_extended.read_judged(args.judged) if args.judged is not None else None
+    judged = audit_extended.read_judged(args.judged, rows["type"]) if args.judged is not None else None
     _check_untrained(args)
     corpus = (audit.corpus_captions(args.lm_corpus, rows["image_id"].unique(), source.frame["caption"].unique())
               if args.lm_corpus is not None and not args.no_ngram else None)

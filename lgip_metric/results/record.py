@@ -32,6 +32,7 @@ drops those fields, e.g. to compare a resumed run with an uninterrupted one.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from dataclasses import dataclass, replace
@@ -294,8 +295,47 @@ def _check_layout(path: Path, data: dict) -> None:
         if not isinstance(statistics[key], kind):
             raise DataError(f"{path}: statistics {key!r} is {json.dumps(statistics[key])[:40]}, not a JSON object; "
                             "rewrite the file with `lgip evaluate`")
+    if data.get("blind") is not None and not isinstance(data["blind"], dict):
+        raise DataError(f"{path}: key 'blind' is {json.dumps(data['blind'])[:40]}, expected a JSON object or null; "
+                        "rewrite the file with `lgip evaluate`")
+    blocks = [("statistics", statistics), *((("statistics.hard", statistics["hard"]),) if "hard" in statistics else ()),
+              *((f"statistics.per_type.{t}", b) for t, b in statistics["per_type"].items())]
+    for where, block in blocks:
+        _check_figures(path, where, block)
 
 
+# The range of each figure a report prints (an interval's ends lie in it too).
+_RANGES = {"E_inv": (0.0, math.inf), "E_sens": (-math.inf, math.inf), "PR": (0.0, 1.0), stats.NWAY: (0.0, 1.0)}
+
+
+def _check_figures(path: Path, where: str, block) -> None:
+    """Every figure of a statistics block a finite number in its range, every interval [low, high] too,
+    with low <= high (DataError naming the figure otherwise: a report would print it as it is)."""
+    if not isinstance(block, dict) or not isinstance(block.get("intervals") or {}, dict):
+        raise DataError(f"{path}: {where} is {json.dumps(block)[:40]}, not a statistics block with an 'intervals' "
+                        "object; rewrite the file with `lgip evaluate`")
+    intervals = block.get("intervals") or {}
+    for metric, (low, high) in _RANGES.items():
+        if block.get(metric) is not None:
+            _check_number(path, f"{where} {metric}", block[metric], low, high)
+        interval = intervals.get(metric)
+        if interval is None:
+            continue
+        if not isinstance(interval, list) or len(interval) != 2:
+            raise DataError(f"{path}: {where} {metric} interval is {json.dumps(interval)[:40]}, not [low, high]; "
+                            "rewrite the file with `lgip evaluate`")
+        for end in interval:
+            _check_number(path, f"{where} {metric} interval", end, low, high)
+        if interval[0] > interval[1]:
+            raise DataError(f"{path}: {where} {metric} interval {json.dumps(interval)} runs backwards (low > high); "
+                            "rewrite the file with `lgip evaluate`")
+
+
+def _check_number(path: Path, what: str, value, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        raise DataError(f"{path}: {what} is {json.dumps(value)[:40]}, not a finite number from {low} to {high}; "
+                        "rewrite the file with `lgip evaluate`")
 
 
 def load_comparable(paths) -> list[Results]:

@@ -44,6 +44,44 @@ def _noun_supercategory():
             for form, noun in lexicon.noun_forms.items() if noun is not None}
 
 
+SCORE_COLUMNS = ("row_id", "image_id", "caption_id", "kind", "type", "caption", "s_original", "s_variant")
+
+
+def check_scores(scores: pd.DataFrame, where: str) -> None:
+    """Refuse a score table the analysis would misread (DataError naming ``where``, the column and a row):
+    a missing column of ``SCORE_COLUMNS``, a score that is not a finite number, rows of one image, or a row whose ``kind``
+    contradicts the declared kind of its ``type`` (an object flip marked paraphrase would count as an
+    invariance error)."""
+    from lgip_dataset.errors import DataError
+    from lgip_metric import stats
+
+    missing = [c for c in SCORE_COLUMNS if c not in scores]
+    if missing:
+        raise DataError(f"{where}: no column {', '.join(map(repr, missing))}; the analysis reads a score file of "
+                        f"`lgip score` ({', '.join(SCORE_COLUMNS)})")
+    for column in ("s_original", "s_variant"):
+        values = scores[column]
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            raise DataError(f"{where}: {column} holds {values.dtype} values, not numbers; score the dataset again "
+                            "with `lgip score`")
+        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{where}: {column} of row {scores['row_id'].iloc[first]!r} is {values.iloc[first]} "
+                            f"({int(bad.sum())} such rows); every score must be a finite number: score the dataset "
+                            "again with `lgip score`")
+    if scores["image_id"].nunique() < 2:
+        raise DataError(f"{where}: every row is of one image ({scores['image_id'].iloc[0]}); the tests cluster rows "
+                        "by image and need rows of at least two images")
+    declared = scores["type"].map(stats.DECLARED_TYPES)
+    wrong = (declared.notna() & (declared != scores["kind"])).to_numpy()
+    if wrong.any():
+        first = int(np.flatnonzero(wrong)[0])
+        raise DataError(f"{where}: row {scores['row_id'].iloc[first]!r} has kind {scores['kind'].iloc[first]!r} but "
+                        f"type {scores['type'].iloc[first]!r}, which is a {declared.iloc[first]} ({int(wrong.sum())} such "
+                        "rows); a type's rows all have its kind: fix the kind column or score the dataset again")
+
+
 def features(scores: pd.DataFrame, spans: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per score row: the outcome (``gap`` or ``inv_error``) and every feature.
 
@@ -92,7 +130,7 @@ def _test(outcome: str, feature: str, level, test: str, data: pd.DataFrame, regr
 
 def _welch(outcome: str, feature: str, level, data: pd.DataFrame, inside: pd.Series, min_support: int):
     a, b = data.loc[inside, outcome], data.loc[~inside, outcome]
-    if min(len(a), len(b)) < min_support:
+    if min(len(a), len(b)) < min_support or data["image_id"].nunique() < 2:  # one cluster: no clustered p
         return None
     result = scipy.stats.ttest_ind(a, b, equal_var=False)
     return {**_test(outcome, feature, level, "welch_t", data, (data[outcome], inside), result, a.mean() - b.mean()),

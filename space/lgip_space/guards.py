@@ -59,9 +59,22 @@ def guard_uploads(image: gr.Image) -> gr.Image:
     return image
 
 
+def check_image(image) -> Image.Image:
+    """The image the Probe tab scores: a PIL image (what the guarded upload passes on); ``gr.Error`` for
+    none or anything else (an API client's array, a path)."""
+    if image is None:
+        raise gr.Error("Upload an image or pick a sample image first.")
+    if not isinstance(image, Image.Image):
+        raise gr.Error(f"Image refused: got {type(image).__name__}; upload a JPEG, PNG or WebP file.")
+    return image
+
+
 def check_caption(caption: str | None) -> str:
     """The caption cleaned as a build cleans it (:func:`lgip_dataset.coco.normalise_caption`: no zero-width
-    or bidi-override characters); ``gr.Error`` when it is empty or longer than the Space's limit."""
+    or bidi-override characters); ``gr.Error`` when it is not text, not valid Unicode, empty or longer
+    than the Space's limit."""
+    if caption is not None and not isinstance(caption, str):
+        raise gr.Error(f"Caption refused: got {type(caption).__name__}; give the caption as text.")
     caption = normalise_caption(caption) if isinstance(caption, str) else caption
     if caption is not None and len(caption.strip()) > MAX_CAPTION_CHARS:
         raise gr.Error(
@@ -78,17 +91,43 @@ def check_seed(seed) -> int:
     """The seed as a whole number from 0 to 2**32 - 1 (empty: 0); ``gr.Error`` for anything else ("abc", 1.5)."""
     if seed is None or (isinstance(seed, str) and not seed.strip()):
         return 0
-    try:
-        value = float(seed)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not (value.is_integer() and 0 <= value < 2**32):
+    value = _whole_number(seed, 0, 2**32 - 1)
+    if value is None:
         raise gr.Error(f"Seed refused: {seed!r}; give a whole number from 0 to {2**32 - 1:,}.")
-    return int(value)
+    return value
+
+
+def _whole_number(value, low: int, high: int) -> int | None:
+    """``value`` (a number or its text) as a whole number from ``low`` to ``high``; None for anything else
+    (True, 1.7, "abc", NaN, infinity)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return int(number) if number.is_integer() and low <= number <= high else None
+
+
+def check_sample_id(value, ids) -> int:
+    """``value`` (a number or its text) as the id of one of the sample's images ``ids``; ``gr.Error`` else."""
+    image_id = _whole_number(value, 0, 2**63 - 1)
+    if image_id not in ids:
+        raise gr.Error(f"Sample image refused: {value!r} is not an image of the embedded sample; pick one from the list.")
+    return image_id
+
+
+def check_choice(value, choices, what: str):
+    """``value`` when it is one of ``choices`` (a radio's or a picker's); ``gr.Error`` naming ``what`` else."""
+    if value is None or isinstance(value, bool) or value not in choices:
+        raise gr.Error(f"{what} refused: {value!r} is not one of the choices.")
+    return value
 
 
 def check_hub_source(dataset_id: str, rows) -> tuple[str, int]:
     """A Hub dataset id and a row count within the Space's limits."""
+    if dataset_id is not None and not isinstance(dataset_id, str):
+        raise gr.Error(f"Dataset refused: got {type(dataset_id).__name__}; give a Hub dataset id like 'org/lgip'.")
     dataset_id = (dataset_id or "").strip()
     parts = dataset_id.split("/")
     if not HUB_ID.match(dataset_id) or any(p[:1] in ".-" or p[-1:] in ".-" or ".." in p for p in parts):
@@ -96,10 +135,7 @@ def check_hub_source(dataset_id: str, rows) -> tuple[str, int]:
     if Path(dataset_id).exists():
         raise gr.Error(f"Dataset refused: {dataset_id!r} names a folder of the server; the Run tab reads Hub "
                        "datasets, or the embedded sample (choose it above).")
-    try:
-        rows = int(rows)
-    except (TypeError, ValueError):
-        raise gr.Error(f"Rows refused: {rows!r} is not a whole number.") from None
-    if not 1 <= rows <= MAX_HUB_ROWS:
-        raise gr.Error(f"Rows refused: choose between 1 and {MAX_HUB_ROWS:,} rows, not {rows:,}.")
-    return dataset_id, rows
+    count = _whole_number(rows, 1, MAX_HUB_ROWS)
+    if count is None:
+        raise gr.Error(f"Rows refused: {rows!r}; choose a whole number of rows from 1 to {MAX_HUB_ROWS:,}.")
+    return dataset_id, count

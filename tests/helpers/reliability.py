@@ -136,3 +136,40 @@ def counting_replaces():
         yield calls
     finally:
         os.replace = real
+
+
+def flip_pairs(n_images: int, per_image: int = 5, type_: str = "color", first_image: int = 1) -> list[dict]:
+    """Color flips of varied captions, ``per_image`` on each of ``n_images`` images (ids from ``first_image``)."""
+    nouns = ("dog", "cat", "bus", "car", "horse", "kite", "train")
+    records = []
+    for image in range(first_image, first_image + n_images):
+        for k in range(per_image):
+            noun = nouns[(image + k) % len(nouns)]
+            caption = f"A red {noun} near {k + 1} people on the street."
+            records.append({"image_id": image, "caption": caption, "variant": caption.replace("red", "blue"),
+                            "type": type_})
+    return records
+
+
+def write_pairs(path: Path, records: list[dict]) -> Path:
+    """``records`` as a pairs table (.csv, .jsonl or .parquet by ``path``'s suffix) for ``lgip audit --pairs``."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(records)
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix == ".jsonl":
+        frame.to_json(path, orient="records", lines=True, force_ascii=True)
+    else:
+        frame.to_parquet(path)
+    return path
+
+
+def run_lgip(*argv, env: dict | None = None, stdout=subprocess.PIPE, input_bytes: bytes | None = None):
+    """``lgip ARGV`` in a subprocess (arguments may be bytes, as a shell passes them); bytes out."""
+    full_env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    command = [sys.executable.encode(), b"-m", b"lgip_metric.cli",
+               *(a if isinstance(a, bytes) else str(a).encode() for a in argv)]
+    return subprocess.run(command, cwd=REPO, env=full_env, stdout=stdout, stderr=subprocess.PIPE, input=input_bytes,
+                          timeout=600)
