@@ -97,9 +97,9 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
     bar.close()
     for name, by_learner in figures.items():
         reason = reasons[name]["learner"]
-        entries[name]["learners"] = {k: {**measurable.figure("accuracy", v["mean"], None, reason),
-                                         "range": None if reason else [v["min"], v["max"]],
-                                         "draws": [] if reason else v["draws"]} for k, v in by_learner.items()}
+        entries[name]["learners"] = {k: measurable.figure("accuracy", v["mean"], None, reason) if reason else
+                                     {"accuracy": v["mean"], "range": [v["min"], v["max"]], "draws": v["draws"]}
+                                     for k, v in by_learner.items()}
     if ngram:
         train = train[["image_id", "caption_id", "caption"]]
         scored = {"bigram": blind.lm_scores(rows, blind.BigramKN, train=train)}
