@@ -34,7 +34,7 @@ def _lm(figures: dict, key: str) -> str:
 
 def table(reference: dict) -> str:
     """One row per reference set: captions, the hard set's and each type's held-out learners, the trigrams' PR."""
-    rows = ["| set | captions | hard flips: word / char / nb | " + " | ".join(TYPES)
+    rows = ["| set | captions | hard flips: word / char / nb | " + " | ".join(f"{t}: word / char / nb" for t in TYPES)
             + " | trigram PR, corpus of other images / other folds | in-sample: the build's word learner |",
             "|---|---:|---|" + "---|" * len(TYPES) + "---|---|"]
     for record in reference["records"]:
