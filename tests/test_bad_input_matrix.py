@@ -1241,12 +1241,14 @@ def case_space_probe_inputs(world, tmp, fns):
 
     image = Image.new("RGB", (32, 24), "red")
     probe = fns["probe"]
-    space_error(lambda: probe(image, "A red \ud800 bus.", ["tiny-clip"], 0), "Caption refused", "not valid Unicode")
-    space_error(lambda: probe(image, 42, ["tiny-clip"], 0), "Caption refused: got int")
-    space_error(lambda: probe(np.zeros((24, 32, 3), dtype=np.uint8), "A red bus.", ["tiny-clip"], 0),
+    families = ["core", "hard"]
+    space_error(lambda: probe(image, "A red \ud800 bus.", ["tiny-clip"], 0, families), "Caption refused",
+                "not valid Unicode")
+    space_error(lambda: probe(image, 42, ["tiny-clip"], 0, families), "Caption refused: got int")
+    space_error(lambda: probe(np.zeros((24, 32, 3), dtype=np.uint8), "A red bus.", ["tiny-clip"], 0, families),
                 "Image refused: got ndarray")
-    space_error(lambda: probe(image, "A red bus.", ["tiny-clip"], True), "Seed refused: True")
-    space_error(lambda: probe(None, "A red bus.", ["tiny-clip"], 0), "Upload an image")
+    space_error(lambda: probe(image, "A red bus.", ["tiny-clip"], True, families), "Seed refused: True")
+    space_error(lambda: probe(None, "A red bus.", ["tiny-clip"], 0, families), "Upload an image")
 
 
 def case_space_sample_picker_inputs(world, tmp, fns):

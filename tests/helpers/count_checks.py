@@ -38,8 +38,8 @@ def _number(word: str) -> str | None:
 
 def _phrase_noun(words: list[str], i: int) -> str | None:
     """The last word of the noun phrase opening at ``words[i]`` (determiners skipped, at most three words,
-    ended by punctuation, a function word or an -ing form); None for no noun, a place or the
-    noun of a compound preposition."""
+    ended by punctuation, a function word or an -ing form); None for no noun, a colour left without its noun
+    ("with white and gray bedding"), a place or the noun of a compound preposition."""
     phrase, window = [], words[i:i + 3]  # at most three words from the preposition's object on
     while window and window[0] in DETERMINERS:
         window = window[1:]
@@ -51,7 +51,7 @@ def _phrase_noun(words: list[str], i: int) -> str | None:
     end = i + len(phrase)
     if len(phrase) == len(window) and end < len(words) and words[end][0].isalpha() and words[end] not in LEX.function_words:
         return None  # the noun is farther than three words: not judged
-    if not phrase or (end < len(words) and words[end] == "of") or " ".join(phrase[-1:]) in PLACES or (
+    if not phrase or phrase[-1] in LEX.color_group or (end < len(words) and words[end] == "of") or " ".join(phrase[-1:]) in PLACES or (
             " ".join(phrase[-1:] + words[end:end + 1]) in PLACES):
         return None  # a place ("on the beach") or a compound preposition's noun ("in front of") is held by nothing
     return phrase[-1]
