@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lgip_metric import api, stats
+    from lgip_metric import api
     from lgip_metric.results.run_folder import claimed_output
 
     with claimed_output(args.out, lock=api.is_main_rank()):  # held until the report is written
@@ -95,15 +95,18 @@ def _per_type(results, types: list[str]) -> dict[str, dict[str, float]]:
 
 def summary(results) -> str:
     """The printed summary of a run: one block per headline block, each under a heading naming its types
-    (the paper's flips: E_inv, E_sens, PR; the hard flips: E_sens, PR), each with its intervals and its
-    own text-only scorers' figures; then how to read a figure near 0.5."""
+    (the paper's paraphrases and flips, or every type where the dataset has none of them: E_inv, E_sens, PR;
+    the hard flips: E_sens, PR), each with its intervals and its own text-only scorers' figures; then how to
+    read a figure near 0.5."""
+    from lgip_metric import stats
     from lgip_metric.report import hard as hard_report
 
     statistics, confidence = results.statistics, results.statistics["bootstrap"]["confidence"]
     records = hard_report.hard_records([results])
     types = statistics["headline_types"]
+    paper = set(types["paraphrase"] + types["flip"]) <= set(stats.CORE_TYPES)  # else the headline took every type
     lines = [f"LGIP statistics ({statistics['averaging']} averaging)",
-             f"paper paraphrases and flips (paraphrases: {', '.join(types['paraphrase'])}; "
+             f"{'paper' if paper else 'all'} paraphrases and flips (paraphrases: {', '.join(types['paraphrase'])}; "
              f"flips: {', '.join(types['flip'])}):"]
     lines += [_metric_line(statistics, metric, confidence) for metric in ("E_inv", "E_sens", "PR")]
     lines += _blind_lines(records, hard_report.PAPER_BLOCK, _per_type(results, types["flip"]), confidence)
