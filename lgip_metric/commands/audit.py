@@ -2,10 +2,12 @@
 
 Reads an ``lgip build`` folder, a SugarCrepe-format folder (``--from sugarcrepe DIR``) or any table of
 pairs (``--pairs FILE``: .parquet, .csv or .jsonl with image_id, caption, variant or negative_caption
-and optionally type), and prints per type and headline block the held-out accuracy of the learned
-text-only adversaries (word and character n-gram logistic regressions cross-fitted by image), the
-cross-fitted n-gram LMs' PR and the words the negatives remove or add most unevenly
-(:mod:`lgip_metric.audit`). ``--untrained MODELS --images DIR`` adds the PR of those models built with
+and optionally type), and prints per type and headline block, on instruments no build uses, the held-out
+accuracy of text-only learners of two classes (word and character logistic regressions, naive Bayes) over
+``--repeats`` random image partitions drawn at audit time, a trigram LM's PR on other images' captions (and
+on a caption corpus of other images, ``--lm-corpus``); apart, the build's own in-sample figures; the words the
+negatives remove or add most unevenly (:mod:`lgip_metric.audit`); with ``--scaling`` the learners on nested
+image subsets. ``--untrained MODELS --images DIR`` adds the PR of those models built with
 random weights on the pairs whose images are in DIR. For the extended families (:mod:`lgip_metric.audit.extended`)
 ``--beside sugarcrepe DIR`` audits the matching SugarCrepe subsets the same way and ``--judged FILE`` adds a
 blind judge's labels; both go into an "Extended probes" section. ``--json`` writes every figure with
