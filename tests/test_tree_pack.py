@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from lgip_metric.models import ModelSpec, load_model
 from lgip_metric.models.tree_pack import pooled_position, shared_prefix, trie_size, tree_batch
-from lgip_metric.scoring.texts import MIN_SHARED, pack_batches, tree_packs
+from lgip_metric.scoring.texts import MIN_FILL, MIN_SHARED, pack_batches, tree_packs
 from lgip_metric.testing import make_tiny_hf_clip, make_tiny_siglip
 
 CAPTION = "A brown dog laying on the ground next to a red frisbee in a park."
@@ -163,3 +163,4 @@ def test_the_plan_packs_every_text_once_within_its_budgets(texts, pack_tokens, b
     for batch in batches:
         widths = [nodes[index[int(p[0])]] for p in batch]
         assert len(batch) * max(widths) <= batch_tokens or len(batch) == 1
+        assert min(widths) >= MIN_FILL * max(widths)  # padding stays below a quarter of the batch

@@ -29,6 +29,7 @@ from lgip_metric.models.tree_pack import shared_prefix
 TOKENIZE_CHUNK = 4096
 PACK_TOKENS = 256  # most trie nodes in one packed sequence (a text longer than this is a pack of its own)
 MIN_SHARED = 2  # a text joins the pack of the text before it only when they share more than the start token
+MIN_FILL = 0.75  # a pack joins a batch only when it fills at least this share of the batch's padded width
 
 
 class _CountChunks(torch.utils.data.Dataset):
@@ -153,13 +154,14 @@ def tree_packs(lengths: Sequence[int], shared: Sequence[int], pack_tokens: int =
 
 
 def pack_batches(packs: list[np.ndarray], nodes: np.ndarray, batch_tokens: int) -> list[list[np.ndarray]]:
-    """Packs grouped into batches, largest first (so that padding is small), each padded to its largest
-    pack within ``batch_tokens`` tokens (at least one pack per batch)."""
+    """Packs grouped into batches, largest first, each padded to its largest pack within ``batch_tokens``
+    tokens (at least one pack per batch); a pack below ``MIN_FILL`` of the batch's width starts the next
+    batch, so that padding stays small where pack sizes differ a lot."""
     order = np.lexsort((np.arange(len(nodes)), -nodes))
     batches: list[list[np.ndarray]] = []
     width = 0
     for i in order.tolist():
-        if batches and (len(batches[-1]) + 1) * width <= batch_tokens:
+        if batches and (len(batches[-1]) + 1) * width <= batch_tokens and nodes[i] >= MIN_FILL * width:
             batches[-1].append(packs[i])
         else:
             batches.append([packs[i]])
