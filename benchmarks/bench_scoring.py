@@ -17,7 +17,7 @@ and prints pairs/s of each with the ratios engine/naive and engine/floor, the te
 computes per token of the unique texts, the text phase of both engines and floors side by side, the
 engine's images/s and texts/s, and the time a paper-scale run (40,000 images, this workload's texts per
 image) would take at those rates. ``--drift`` re-runs the engine under autocast and prints the change of
-E_inv, E_sens and PR against fp32, and the same projection at that precision.
+E_inv, E_sens and PR against fp32, the same projection at that precision, and the new floor at it.
 
 Default workload: the embedded sample with a real-size open_clip ViT-B/16 with random weights.
 """
@@ -194,6 +194,10 @@ def main() -> None:
                 print(f"drift     {precision} ({seconds:.2f} s) " + "  ".join(
                     f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"  max|Δs|={delta:.2e}")
                 print(f"phases    {precision}: {projection(other)}")
+                autocast = load_model(args.model, pretrained=args.pretrained, device=args.device, precision=precision)
+                floor_s = image_floor(autocast, cells, args.batch_size) + text_floor(autocast, texts, args.batch_size)[0]
+                print(f"floor new {precision}: {n / floor_s:,.1f} pairs/s   forward only {floor_s:.2f} s   "
+                      f"engine/floor = {floor_s / seconds:.2f}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ def test_bench_scoring_prints_engine_naive_floor_and_drift():
     out = _run("bench_scoring.py", "--model", "random:tiny-clip", "--rows", "60", "--naive-rows", "4",
                "--num-workers", "0", "--device", "cpu", "--drift", "bf16")
     for label in ("engine", "naive", "floor old", "floor new", "unpacked", "ratios    engine/naive =", "drift     bf16",
-                  "packing   on:", "would take"):
+                  "packing   on:", "would take", "floor new bf16:"):
         assert label in out
     per_token = {line.split()[1]: float(line.rsplit("= ", 1)[1].split()[0]) for line in out.splitlines()
                  if line.startswith("floor ")}
