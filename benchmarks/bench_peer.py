@@ -11,8 +11,8 @@ only those flips; saves one open_clip model with seeded random weights as a ``lo
 tools load (``--model``: an open_clip architecture, by default a real-size ViT-B/16 so the ratio measures
 compute as a user meets it, or ``tiny`` for the 2-layer test model, where process start-up dominates);
 then runs ``clip_benchmark eval --task image_caption_selection`` (fp32: ``--no_amp``) and ``lgip score``
-(fp32, no cache) on them, interleaved, ``--repeat`` times, and prints the median wall times, their
-ratio, and CLIP_benchmark's accuracy next to LGIP's pair-level PR (the share of flips whose caption
+(fp32, no cache; tree packing as by default, each distinct token prefix encoded once) on them,
+interleaved, ``--repeat`` times, and prints the median wall times, their ratio, and CLIP_benchmark's accuracy next to LGIP's pair-level PR (the share of flips whose caption
 scores strictly above the flip). Both decide ``s(image, caption)`` against ``s(image, flip)``; the
 two differ only where the scores tie: CLIP_benchmark's argmax takes the first (the caption) and
 counts a tie as correct, LGIP's PR counts it as not preferred. Ties are counted and printed.
@@ -119,7 +119,8 @@ def main() -> None:
               f"{args.repeat} interleaved runs each, batch {args.batch_size}")
         print(f"clip_benchmark image_caption_selection  median {peer_s:8.2f} s   {' '.join(f'{t:.2f}' for t in times['clip_benchmark'])}")
         print(f"lgip score                              median {lgip_s:8.2f} s   {' '.join(f'{t:.2f}' for t in times['lgip'])}")
-        print(f"ratio clip_benchmark / lgip: {peer_s / lgip_s:.1f}x")
+        packing = json.loads((lgip_out / "provenance.json").read_text(encoding="utf-8"))["text"]["tree_packing"]
+        print(f"ratio clip_benchmark / lgip: {peer_s / lgip_s:.1f}x   (lgip text tree packing {packing.split(':')[0]})")
         print(f"CLIP_benchmark acc {accuracy:.6f} = {round(accuracy * n_flips)} of {n_flips}; "
               f"LGIP pair-level PR {preferred / len(scores):.6f} = {preferred} of {len(scores)} scored; ties {ties}")
         same = round(accuracy * n_flips) == preferred + ties and len(scores) == n_flips

@@ -1,19 +1,23 @@
-"""Benchmark the scoring engine against a naive per-triple reference and the forward-pass floor.
+"""Benchmark the scoring engine against a naive per-triple reference and the forward-pass floors.
 
     python benchmarks/bench_scoring.py [--model random:clip-vit-b16] [--dataset DIR] [--rows N]
                                        [--naive-rows 24] [--batch-size 32] [--device cpu] [--drift bf16 fp16]
 
 On one model and workload, in one process, it times
-  (a) the engine (``score_dataset``: unique images/texts, batched, workers; encode + score time),
+  (a) the engine (``score_dataset``: unique images/texts, batched, workers; encode + score time), with
+      tree packing (each distinct token prefix of a causal text tower encoded once; the default) and
+      without it (``--no-tree-packing``: every unique text encoded whole, the engine before packing),
   (b) a naive reference that decodes/preprocesses the image and tokenises and encodes the image
       and both captions for every (image, caption, variant) row, one row at a time
       (on ``--naive-rows`` rows; its rate does not depend on how many), and
-  (c) the floor: pure forward time of the engine's unique encodes at the same batch size, inputs
-      already decoded and tokenised in memory,
-and prints pairs/s of each with the ratios engine/naive and engine/floor, the engine's images/s and
-texts/s, and the time a paper-scale run (40,000 images, this workload's texts per image) would take at
-those rates. ``--drift`` re-runs the engine under autocast and prints the change of E_inv, E_sens and
-PR against fp32, and the same projection at that precision.
+  (c) the floors: pure forward time of the engine's unique encodes at the same batch size, inputs
+      already decoded, tokenised and packed in memory: the old floor (every unique text whole, in
+      length-sorted batches) and the new one (the engine's tree-packed batches),
+and prints pairs/s of each with the ratios engine/naive and engine/floor, the text tokens each floor
+computes per token of the unique texts, the text phase of both engines and floors side by side, the
+engine's images/s and texts/s, and the time a paper-scale run (40,000 images, this workload's texts per
+image) would take at those rates. ``--drift`` re-runs the engine under autocast and prints the change of
+E_inv, E_sens and PR against fp32, the same projection at that precision, and the new floor at it.
 
 Default workload: the embedded sample with a real-size open_clip ViT-B/16 with random weights.
 """
@@ -35,7 +39,8 @@ from lgip_metric.statistics import score_table
 from lgip_metric.scoring.image_data import cell_image, collate
 from lgip_metric.models import load_model
 from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
-from lgip_metric.scoring.texts import length_batches
+from lgip_metric.scoring.distributed import Context
+from lgip_metric.scoring.texts import plan_batches
 
 PAPER_IMAGES = 40_000
 
@@ -54,11 +59,11 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def engine(args, out: Path, precision: str = "fp32"):
+def engine(args, out: Path, precision: str = "fp32", tree_packing: bool = True):
     """Run the engine without a cache; return the run and its encode+score seconds."""
     run = api.score(args.model, out, dataset=args.dataset, pretrained=args.pretrained, batch_size=args.batch_size,
                     precision=precision, device=args.device, cache_dir="none", num_workers=args.num_workers,
-                    progress=False, limit=args.rows)
+                    progress=False, limit=args.rows, tree_packing=tree_packing)
     timing = run.provenance.timing
     return run, timing["images_s"] + timing["texts_s"] + timing["score_s"]
 
@@ -93,26 +98,35 @@ def _naive_row(encoder, row, cells) -> int:
     return 1
 
 
-def floor(encoder, rows, cells, batch_size: int) -> float:
-    """Seconds of forward passes alone over the unique images and texts, batched like the engine."""
+def image_floor(encoder, cells, batch_size: int) -> float:
+    """Seconds of forward passes alone over the unique images, batched like the engine."""
     items = []
     for image_id, cell in cells.items():
         try:
             items.append((image_id, encoder.image_transform(cell_image(cell)), ""))
         except ImageError:
             continue
-    texts = unique_texts(rows, encoder.normalize_text)[0]
-    ids = encoder.tokenize(texts)
-    text_batches = [encoder.text_batch([ids[i] for i in b]) for b in length_batches([len(i) for i in ids], batch_size, encoder.dynamic_padding)]
     image_batches = [collate(items[s : s + batch_size])[1] for s in range(0, len(items), batch_size)]
     encoder.encode_images(image_batches[0])  # warm-up, untimed
-    encoder.encode_texts(text_batches[0])
     start = time.perf_counter()
     for batch in image_batches:
         encoder.encode_images(batch)
-    for batch in text_batches:
-        encoder.encode_texts(batch)
     return time.perf_counter() - start
+
+
+def text_floor(encoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:
+    """Seconds of forward passes alone over ``texts`` in the engine's batches (tree packs where the encoder
+    packs), the tokens those batches compute (padding included) and the tokens of the texts themselves."""
+    plan = plan_batches(encoder, texts, np.arange(len(texts)), batch_size, Context(), False, 0)
+    ids = dict(zip(range(len(texts)), encoder.tokenize(texts)))
+    batches = [encoder.tree_batch([[ids[p] for p in pack] for pack in item]) if isinstance(item, list)
+               else encoder.text_batch([ids[p] for p in item]) for item in plan]
+    encoder.encode_texts(batches[-1])  # warm-up, untimed
+    start = time.perf_counter()
+    for batch in batches:
+        encoder.encode_texts(batch)
+    seconds = time.perf_counter() - start
+    return seconds, sum(b["input_ids"].numel() for b in batches), sum(len(x) for x in ids.values())
 
 
 def projection(run) -> str:
@@ -137,24 +151,39 @@ def main() -> None:
         wall = time.perf_counter()
         run, engine_s = engine(args, Path(tmp) / "fp32")
         wall = time.perf_counter() - wall
+        plain_run, plain_s = engine(args, Path(tmp) / "plain", tree_packing=False)
         p = run.provenance
         counts = p.counts
         encoder = load_model(args.model, pretrained=args.pretrained, device=args.device)
         rows, cells = inputs(args)
         naive_s = naive(encoder, rows, cells, args.naive_rows)
-        floor_s = floor(encoder, rows, cells, args.batch_size)
+        images_s = image_floor(encoder, cells, args.batch_size)
+        texts = unique_texts(rows, encoder.normalize_text)[0]
+        floors = {"old": text_floor(load_model(args.model, pretrained=args.pretrained, device=args.device, tree_packing=False),
+                                    texts, args.batch_size),
+                  "new": text_floor(encoder, texts, args.batch_size)}
         n = counts["scored_rows"]
-        rates = {"engine": n / engine_s, "naive": 1 / naive_s, "floor": n / floor_s}
+        rates = {"engine": n / engine_s, "naive": 1 / naive_s, "floor": n / (images_s + floors["new"][0])}
         weights = "RANDOM weights" if p.random_weights else f"weights {p.pretrained}"
         print(f"model     {p.model} = {p.model_id} ({weights}), {p.device}, {p.precision}, "
               f"batch {args.batch_size}, {torch.get_num_threads()} torch threads")
         print(f"workload  {args.dataset}: {counts['rows']:,} rows ({n:,} scored), {counts['unique_images']} unique images, "
               f"{counts['unique_texts']:,} unique texts")
+        print(f"packing   {p.text['tree_packing']}")
         print(f"engine    {rates['engine']:10.1f} pairs/s   encode+score {engine_s:.2f} s (end to end incl. loading {wall:.2f} s)")
         print(f"phases    {projection(run)}")
+        print(f"unpacked  {n / plain_s:10.1f} pairs/s   encode+score {plain_s:.2f} s; {projection(plain_run)}")
         print(f"naive     {rates['naive']:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
-        print(f"floor     {rates['floor']:10.1f} pairs/s   forward only {floor_s:.2f} s")
-        print(f"ratios    engine/naive = {rates['engine'] / rates['naive']:.1f}x   engine/floor = {rates['engine'] / rates['floor']:.2f}")
+        for name, (seconds, computed, tokens) in floors.items():
+            print(f"floor {name} {n / (images_s + seconds):10.1f} pairs/s   forward only {images_s + seconds:.2f} s (images "
+                  f"{images_s:.2f} s, texts {seconds:.2f} s = {len(texts) / seconds:,.1f} texts/s); text tokens computed "
+                  f"{computed:,} = {computed / tokens:.3f} per token of the unique texts")
+        (old_s, old_tokens, _), (new_s, new_tokens, _) = floors["old"], floors["new"]
+        text_s = {"packed": run.provenance.timing["texts_s"], "plain": plain_run.provenance.timing["texts_s"]}
+        print(f"texts     tokens computed new/old floor = {new_tokens / old_tokens:.3f}; text phase old/new: floor "
+              f"{old_s / new_s:.2f}x, engine {text_s['plain'] / text_s['packed']:.2f}x ({text_s['plain']:.2f} s -> {text_s['packed']:.2f} s)")
+        print(f"ratios    engine/naive = {rates['engine'] / rates['naive']:.1f}x   engine/floor = {rates['engine'] / rates['floor']:.2f}"
+              f"   (floor: the new one)")
         if args.drift:
             base = metrics(run)
             print("metrics   fp32 " + "  ".join(f"{k}={v:.5f}" for k, v in base.items()))
@@ -165,6 +194,10 @@ def main() -> None:
                 print(f"drift     {precision} ({seconds:.2f} s) " + "  ".join(
                     f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"  max|Δs|={delta:.2e}")
                 print(f"phases    {precision}: {projection(other)}")
+                autocast = load_model(args.model, pretrained=args.pretrained, device=args.device, precision=precision)
+                floor_s = image_floor(autocast, cells, args.batch_size) + text_floor(autocast, texts, args.batch_size)[0]
+                print(f"floor new {precision}: {n / floor_s:,.1f} pairs/s   forward only {floor_s:.2f} s   "
+                      f"engine/floor = {floor_s / seconds:.2f}")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ def is_main_rank() -> bool:
 def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
           config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32", device: str | None = None,
           cache_dir: str | Path | None = None, num_workers: int | None = None, progress: bool = True,
-          limit: int | None = None):
+          limit: int | None = None, tree_packing: bool = True):
     """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``.
 
     Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there
@@ -49,7 +49,7 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
     with claimed_output(out, lock=is_main_rank()):
         run = score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
                             batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
-                            num_workers=num_workers, progress=progress, limit=limit)
+                            num_workers=num_workers, progress=progress, limit=limit, tree_packing=tree_packing)
         if not is_main_rank():
             return run
         return replace(run, superseded=tuple(results_file.remove_superseded(out, run.provenance.scores["sha256"])))
@@ -58,7 +58,7 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
 def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
                    config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32",
                    device: str | None = None, cache_dir: str | Path | None = None, num_workers: int | None = None,
-                   progress: bool = True, limit: int | None = None, bootstrap: int = 1000, seed: int = 0,
+                   progress: bool = True, limit: int | None = None, tree_packing: bool = True, bootstrap: int = 1000, seed: int = 0,
                    confidence: float = 0.95, pair_level: bool = False, extra_types: Sequence[str] = ()) -> Results | None:
     """Score ``model`` (:func:`score`, same options), compute the LGIP statistics, blind baselines and
     (when the dataset has groups) 2x2 group scores, write ``results.json`` into ``out`` once and
@@ -76,7 +76,7 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
     with claimed_output(out, lock=is_main_rank()):
         scored = score(model, out, dataset=dataset, pretrained=pretrained, config=config, batch_size=batch_size,
                        precision=precision, device=device, cache_dir=cache_dir, num_workers=num_workers,
-                       progress=progress, limit=limit)
+                       progress=progress, limit=limit, tree_packing=tree_packing)
         return _results(scored, out, limit=limit, batch_size=batch_size, precision=precision, device=device,
                         num_workers=num_workers, bootstrap=bootstrap, seed=seed, confidence=confidence,
                         pair_level=pair_level, extra_types=extra_types) if is_main_rank() else None

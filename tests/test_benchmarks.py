@@ -17,8 +17,13 @@ def _run(script: str, *args: str) -> str:
 def test_bench_scoring_prints_engine_naive_floor_and_drift():
     out = _run("bench_scoring.py", "--model", "random:tiny-clip", "--rows", "60", "--naive-rows", "4",
                "--num-workers", "0", "--device", "cpu", "--drift", "bf16")
-    for label in ("engine", "naive", "floor", "ratios    engine/naive =", "drift     bf16"):
+    for label in ("engine", "naive", "floor old", "floor new", "unpacked", "ratios    engine/naive =", "drift     bf16",
+                  "packing   on:", "would take", "floor new bf16:"):
         assert label in out
+    per_token = {line.split()[1]: float(line.rsplit("= ", 1)[1].split()[0]) for line in out.splitlines()
+                 if line.startswith("floor ")}
+    assert per_token["new"] < 0.9 < 1.0 <= per_token["old"]  # the packed floor computes fewer tokens than there are
+    assert "tokens computed new/old floor = 0." in out
 
 
 def test_bench_metric_prints_both_paths_and_the_ratio():

@@ -22,6 +22,7 @@ from lgip_metric.scoring.engine import score_dataset
 from lgip_dataset import SAMPLE_DIR
 from lgip_metric.scoring import engine
 from lgip_metric.scoring import join as join_module
+from lgip_metric.scoring import texts as texts_module
 from lgip_metric.scoring.join import ScoreJoin
 from lgip_metric.testing import make_tiny_dataset, make_tiny_openclip, make_tiny_siglip, same_scores, straightforward_scores
 
@@ -225,12 +226,34 @@ def test_decode_refuses_bombs_and_empty_cells():
 @pytest.mark.parametrize("batch_size", [3, 64])
 def test_streamed_engine_equals_straightforward_scores_bit_for_bit(dataset, batch_size, tmp_path):
     run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", batch_size=batch_size,
-                        num_workers=0, progress=False)
+                        num_workers=0, progress=False, tree_packing=False)
+    assert run.provenance.text["tree_packing"].startswith("off: turned off")
     assert same_scores(run.scores(), straightforward_scores("random:tiny-clip", dataset, batch_size))
 
 
-def test_the_join_keeps_few_text_embeddings_at_once(tmp_path, monkeypatch):
-    """On the embedded sample (length-sorted batches), a text waits only for partners of nearly its length."""
+@pytest.mark.parametrize("batch_size", [3, 64])
+def test_tree_packed_engine_equals_straightforward_scores(dataset, batch_size, tmp_path, monkeypatch):
+    """On by default: each distinct token prefix encoded once, every score within 1e-6 of the plain
+    forward's and every decision the same; every text still counted as encoded once."""
+    packed, plan = [], texts_module.pack_batches
+    monkeypatch.setattr(texts_module, "pack_batches", lambda *args: packed.append(plan(*args)) or packed[-1])
+    run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", batch_size=batch_size,
+                        num_workers=0, progress=False)
+    assert run.provenance.text["tree_packing"].startswith("on:")
+    assert any(len(pack) > 1 for batch in packed[0] for pack in batch)  # texts really shared a sequence
+    scores, plain = run.scores(), straightforward_scores("random:tiny-clip", dataset, batch_size)
+    assert list(scores["row_id"]) == list(plain["row_id"])
+    for column in ("s_original", "s_variant", "t_sim"):
+        assert np.abs(scores[column].to_numpy() - plain[column].to_numpy()).max() <= 1e-6, column
+    assert np.array_equal(scores["s_original"] > scores["s_variant"], plain["s_original"] > plain["s_variant"])
+    assert run.provenance.counts["encoded_texts"] == run.provenance.counts["unique_texts"]
+
+
+@pytest.mark.parametrize("tree_packing", [False, True])
+def test_the_join_keeps_few_text_embeddings_at_once(tree_packing, tmp_path, monkeypatch):
+    """On the embedded sample, length-sorted batches make a text wait only for partners of nearly its length;
+    tree packs (a caption with its flips in one pack, batches of about 200 texts here) hold more at once, but
+    still lets go of most texts as soon as their rows are scored."""
     held, add = [], ScoreJoin.add
 
     def recording(self, positions, emb):
@@ -238,9 +261,10 @@ def test_the_join_keeps_few_text_embeddings_at_once(tmp_path, monkeypatch):
         held.append(self.held())
 
     monkeypatch.setattr(ScoreJoin, "add", recording)
-    run = score_dataset("random:tiny-clip", SAMPLE_DIR, tmp_path / "out", cache_dir="none", num_workers=0, progress=False)
+    run = score_dataset("random:tiny-clip", SAMPLE_DIR, tmp_path / "out", cache_dir="none", num_workers=0, progress=False,
+                        tree_packing=tree_packing)
     assert held[-1] == 0  # every row scored, nothing left behind
-    assert max(held) < run.provenance.counts["unique_texts"] / 10
+    assert max(held) < run.provenance.counts["unique_texts"] / (4 if tree_packing else 10)
 
 
 @pytest.mark.parametrize("block_rows", [None, 1, 3])  # None: every call's rows in one block
@@ -271,7 +295,7 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
     import pickle
 
     from lgip_metric.models import load_model
-    from lgip_metric.scoring.texts import _BatchInputs, _LengthChunks
+    from lgip_metric.scoring.texts import _BatchInputs, _CountChunks
 
     encoder = load_model({"openclip": openclip_model, "siglip": siglip_model}[which])
     travelled = pickle.loads(pickle.dumps(encoder))
@@ -281,7 +305,12 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
     for i in range(len(batches)):
         mine, theirs = _BatchInputs(encoder, texts, batches)[i], _BatchInputs(travelled, texts, batches)[i]
         assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
-    assert np.array_equal(_LengthChunks(travelled, texts)[0], [len(ids) for ids in encoder.tokenize(texts)])
+    ids = encoder.tokenize(texts)
+    assert np.array_equal(_CountChunks(travelled, texts, [0])[0][0], [len(x) for x in ids])
+    packs = [[np.array([0, 4]), np.array([2])], np.array([1, 3])]
+    for i, travelled_inputs in enumerate(_BatchInputs(travelled, texts, packs)):  # tree-packed and padded alike
+        mine = _BatchInputs(encoder, texts, packs)[i]
+        assert mine.keys() == travelled_inputs.keys() and all(torch.equal(mine[k], travelled_inputs[k]) for k in mine)
 
 
 def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():

@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser,
                         help="embedding cache folder (default: $LGIP_CACHE_DIR or ~/.cache/lgip/embeddings); 'none' disables it")
     parser.add_argument("--num-workers", type=int, default=None, help="image decoding workers (default: CPUs - 1, at most 8)")
     parser.add_argument("--limit", type=positive_int, default=None, help="score only the first N rows (N >= 1)")
+    parser.add_argument("--no-tree-packing", dest="tree_packing", action="store_false",
+                        help="encode every text whole; by default causal text towers (CLIP, OpenCLIP, EVA02) encode each "
+                        "distinct token prefix once, with the same embeddings (recorded in provenance.json)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -62,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
     run = api.score(args.model, args.out, dataset=args.dataset, pretrained=args.pretrained, config=args.config,
                     batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
-                    num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit)
+                    num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit,
+                    tree_packing=args.tree_packing)
     if api.is_main_rank():  # under torchrun only rank 0 reports
         print(run.provenance.summary(run.scores_path))
         if run.superseded:

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from lgip_metric.models import tree_pack
 from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported for the backends)
 
 Batch = dict[str, torch.Tensor]
@@ -26,20 +27,28 @@ class Encoder(ABC):
     DataLoader workers run; texts go ``normalize_text`` -> ``tokenize`` -> ``text_batch`` ->
     ``encode_texts``. ``dynamic_padding`` says whether a batch may be padded to its longest text
     only (exact for causal, EOT-pooled text towers) instead of the fixed length the model needs.
+    ``tree_packing`` says whether ``encode_texts`` also takes :meth:`tree_batch` inputs (each distinct
+    token prefix encoded once: :mod:`~lgip_metric.models.tree_pack`): asked for and exact for this
+    tower; ``packing_blocker`` says why a tower cannot be packed exactly (None when it can), ``pool_rule``
+    which token it pools: ``("argmax", None)`` or ``("eos", eos_id)`` (:data:`tree_pack.POOLS`).
     """
 
     backend: str
     model_id: str
     dynamic_padding: bool
+    packing_blocker: str | None
+    pool_rule: tuple[str, int | None]
     image_transform: Callable[[Image.Image], Batch]
 
-    def __init__(self, model: torch.nn.Module, device: torch.device, precision: str, random_weights: bool):
+    def __init__(self, model: torch.nn.Module, device: torch.device, precision: str, random_weights: bool,
+                 tree_packing: bool = True):
         self.model = model.eval().to(device)
         if device.type == "cuda":
             self.model.to(memory_format=torch.channels_last)
         self.device = device
         self.precision = precision
         self.random_weights = random_weights
+        self.packing_asked = tree_packing
 
     def __getstate__(self) -> dict:
         """An encoder pickled for a DataLoader worker (spawn start method) travels without its
@@ -64,9 +73,18 @@ class Encoder(ABC):
     def text_batch(self, ids: list[list[int]]) -> Batch:
         """Pad token ids into model inputs: to the longest in the batch or to the fixed length."""
 
+    @property
+    def tree_packing(self) -> bool:
+        """Whether the engine gives this encoder tree-packed text batches: asked for and exact."""
+        return self.packing_asked and self.packing_blocker is None
+
+    def tree_batch(self, packs: list[list[list[int]]]) -> Batch:
+        """Tree-packed model inputs of ``packs`` (lists of ``tokenize`` outputs): see :func:`tree_pack.tree_batch`."""
+        return tree_pack.tree_batch(packs, *self.pool_rule)
+
     @abstractmethod
     def _text_features(self, batch: Batch) -> torch.Tensor:
-        """Unnormalised text embeddings of a batch already on the device."""
+        """Unnormalised text embeddings of a batch already on the device (a ``text_batch`` or a ``tree_batch``)."""
 
     @abstractmethod
     def _image_features(self, batch: Batch) -> torch.Tensor:
@@ -77,7 +95,8 @@ class Encoder(ABC):
         """Provenance: text (tokenizer, padding, normalisation) and image preprocessing settings."""
 
     def encode_texts(self, batch: Batch) -> torch.Tensor:
-        """L2-normalised float32 embeddings (on the CPU) of a ``text_batch``."""
+        """L2-normalised float32 embeddings (on the CPU) of a ``text_batch``, or of a ``tree_batch``'s
+        texts in pack order."""
         return self._encode(self._text_features, batch)
 
     def encode_images(self, batch: Batch) -> torch.Tensor:
@@ -109,6 +128,8 @@ class Encoder(ABC):
     @cached_property
     def _identity(self) -> dict:
         """The provenance record, computed once per encoder (library versions, settings, weights hash)."""
+        settings = self.settings()
+        settings["text"]["tree_packing"] = self._packing_note()
         return {
             "model_id": self.model_id,
             "backend": self.backend,
@@ -116,9 +137,18 @@ class Encoder(ABC):
             "weights_sha256": self.weights_sha256,
             "precision": self.precision,
             "device": str(self.device),
-            **self.settings(),
+            **settings,
             "libraries": library_versions(),
         }
+
+    def _packing_note(self) -> str:
+        """Provenance: whether texts were tree-packed, and why not."""
+        if self.tree_packing:
+            return ("on: texts sharing a token prefix packed into one sequence (positions by depth, each token "
+                    "attending its ancestors); each distinct prefix encoded once")
+        if not self.packing_asked:
+            return "off: turned off (--no-tree-packing / tree_packing=False)"
+        return f"off: {self.packing_blocker}"
 
     def fingerprint(self) -> str:
         """A hash of the provenance fields that change embeddings (device index excluded)."""

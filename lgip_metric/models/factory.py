@@ -39,10 +39,13 @@ def load_model(
     pretrained: str | None = None,
     device: str | torch.device | None = None,
     precision: str = "fp32",
+    tree_packing: bool = True,
 ) -> Encoder:
     """Load ``model`` (a name, see :func:`resolve_model`, or a spec) ready to encode on ``device``.
 
     ``precision`` ``fp16``/``bf16`` runs the forward passes under autocast (weights stay fp32).
+    ``tree_packing`` lets the engine encode each distinct token prefix once where the text tower
+    allows it exactly (:attr:`Encoder.tree_packing`; recorded in the provenance either way).
     """
     if precision not in PRECISIONS:
         raise ModelError(f"unknown precision {precision!r}: choose {', '.join(PRECISIONS)}")
@@ -52,4 +55,4 @@ def load_model(
                          f"the backends are {', '.join(ENCODERS)}")
     chosen = select_device(device)
     module, cls = ENCODERS[spec.backend]
-    return getattr(importlib.import_module(module), cls)(spec, chosen, precision)
+    return getattr(importlib.import_module(module), cls)(spec, chosen, precision, tree_packing)

@@ -3,7 +3,9 @@
 SigLIP text towers attend bidirectionally and pool the last position, so their text is padded
 on the right to exactly 64 tokens and given to the model without an attention mask, as in
 training; SigLIP 2 text is lower-cased first (its checkpoints ship a Gemma tokenizer that does
-not). CLIP text towers are causal and EOT-pooled, so batches are padded to their longest text.
+not). CLIP text towers are causal and EOT-pooled, so batches are padded to their longest text, and
+they take tree-packed batches (:mod:`lgip_metric.models.tree_pack`): the text model's own embeddings
+(with position ids by depth), encoder layers (under the additive ancestor mask), final norm and projection.
 """
 from __future__ import annotations
 
@@ -16,8 +18,11 @@ from PIL import Image
 
 from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
 from lgip_metric.models.registry import ModelSpec
+from lgip_metric.models.tree_pack import additive_mask, is_tree_batch, pooled_rows
 
 SIGLIP_TEXT_LENGTH = 64
+MASKED_ATTENTION = ("eager", "sdpa")  # attention implementations that take an arbitrary additive mask
+LEGACY_EOS_ID = 2  # CLIP configs from before transformers PR 24773 pool at the largest id, as their model does
 GEMMA_TOKENIZERS = ("GemmaTokenizer", "GemmaTokenizerFast", "Siglip2Tokenizer")
 IMAGE_SETTINGS = (
     "size", "crop_size", "do_center_crop", "resample", "do_rescale", "rescale_factor",
@@ -41,11 +46,11 @@ class TransformersEncoder(Encoder):
 
     backend = "transformers"
 
-    def __init__(self, spec: ModelSpec, device: torch.device, precision: str):
+    def __init__(self, spec: ModelSpec, device: torch.device, precision: str, tree_packing: bool = True):
         from transformers import AutoImageProcessor, AutoTokenizer
 
         config, model = _load_model(spec)
-        super().__init__(model, device, precision, spec.random_weights)
+        super().__init__(model, device, precision, spec.random_weights, tree_packing)
         self.model_id = spec.model_id
         self.model_type = config.model_type
         try:
@@ -66,6 +71,9 @@ class TransformersEncoder(Encoder):
             self.tokenizer.padding_side = "right"
         else:
             self.max_length = config.text_config.max_position_embeddings
+        eos_id = config.text_config.eos_token_id
+        self.pool_rule = ("argmax", None) if eos_id == LEGACY_EOS_ID else ("eos", eos_id)
+        self.packing_blocker = _packing_blocker(self.siglip, config.model_type, model.text_model.config._attn_implementation)
 
     def normalize_text(self, text: str) -> str:
         return text.lower() if self.lowercase else text
@@ -81,6 +89,8 @@ class TransformersEncoder(Encoder):
         return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
 
     def _text_features(self, batch: Batch) -> torch.Tensor:
+        if is_tree_batch(batch):
+            return _tree_text_features(self.model, batch)
         return self.model.get_text_features(**batch).pooler_output
 
     def _image_features(self, batch: Batch) -> torch.Tensor:
@@ -105,6 +115,29 @@ class TransformersEncoder(Encoder):
             },
             "model_type": self.model_type,
         }
+
+
+def _packing_blocker(siglip: bool, model_type: str, attention: str) -> str | None:
+    """Why the text tower cannot be tree-packed exactly (None when it can)."""
+    if siglip:
+        return f"the {model_type} text tower is bidirectional: every token sees the whole text"
+    if attention not in MASKED_ATTENTION:
+        return f"attention implementation {attention!r} takes no arbitrary mask ({', '.join(MASKED_ATTENTION)} do)"
+    return None
+
+
+def _tree_text_features(model, batch: Batch) -> torch.Tensor:
+    """CLIPModel's text features over tree-packed inputs: the text model's token and position embeddings
+    (at the nodes' depths; called one by one, as the embeddings module refuses sequences longer than its
+    position table, which a pack may be), its encoder layers under the additive ancestor mask
+    (``[packs, 1, nodes, nodes]``, broadcast over the heads), its final norm (per token) at each text's
+    pooled node, and the text projection."""
+    text = model.text_model
+    embeddings = text.embeddings
+    hidden = embeddings.token_embedding(batch["input_ids"]) + embeddings.position_embedding(batch["position_ids"])
+    mask = additive_mask(batch["tree_mask"], hidden.dtype)[:, None]
+    hidden = text.encoder(inputs_embeds=hidden, attention_mask=mask).last_hidden_state
+    return model.text_projection(text.final_layer_norm(pooled_rows(hidden, batch["pooled_index"])))
 
 
 def _load_model(spec: ModelSpec):

@@ -3,7 +3,9 @@
 Causal, EOT-pooled text towers (CLIP, OpenCLIP, EVA02) run each batch at its longest text: with
 a causal mask the pooled EOT position never sees the padding after it, so the result equals
 padding to the full context. Other towers (SigLIP in open_clip, HF text towers) get the
-tokenizer's fixed length.
+tokenizer's fixed length. The causal towers also take tree-packed batches
+(:mod:`lgip_metric.models.tree_pack`): the tower's own embedding, blocks, final norm and projection
+run over each pack's trie with an additive ancestor mask and positions by depth.
 """
 from __future__ import annotations
 
@@ -17,8 +19,7 @@ from PIL import Image
 
 from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
 from lgip_metric.models.registry import ModelSpec
-
-EOT_POOLS = ("argmax", "eos")
+from lgip_metric.models.tree_pack import POOLS, additive_mask, is_tree_batch, pooled_rows
 
 
 class _PixelTransform:
@@ -36,12 +37,12 @@ class OpenClipEncoder(Encoder):
 
     backend = "open_clip"
 
-    def __init__(self, spec: ModelSpec, device: torch.device, precision: str):
+    def __init__(self, spec: ModelSpec, device: torch.device, precision: str, tree_packing: bool = True):
         import open_clip
         from open_clip.transform import PreprocessCfg, image_transform_v2
 
         model, self._preprocess, self._preprocess_source = _create(spec)
-        super().__init__(model, device, precision, spec.random_weights)
+        super().__init__(model, device, precision, spec.random_weights, tree_packing)
         self.model_id = spec.model_id
         self.tokenizer = open_clip.get_tokenizer(spec.identifier)
         self.image_transform = _PixelTransform(
@@ -52,10 +53,12 @@ class OpenClipEncoder(Encoder):
         self._eos_id = getattr(self._text, "text_eos_id", getattr(self._text, "eos_id", None))
         self.dynamic_padding = (
             getattr(self._text, "attn_mask", None) is not None
-            and self._pool in EOT_POOLS
+            and self._pool in POOLS
             and getattr(self._text, "cls_emb", None) is None
             and not getattr(self._text, "use_pad_mask", False)
         )
+        self.pool_rule = (self._pool, self._eos_id)
+        self.packing_blocker = _packing_blocker(self._text, self.dynamic_padding)
 
     def normalize_text(self, text: str) -> str:
         return text
@@ -76,6 +79,8 @@ class OpenClipEncoder(Encoder):
 
     def _text_features(self, batch: Batch) -> torch.Tensor:
         text = batch["input_ids"]
+        if is_tree_batch(batch):
+            return _tree_text_features(self._text, batch)
         if not self.dynamic_padding:
             return self.model.encode_text(text)
         return _causal_text_features(self._text, text, self._pool, self._eos_id)
@@ -98,6 +103,15 @@ class OpenClipEncoder(Encoder):
             },
             "image": {**self._preprocess, "source": self._preprocess_source, "transform": "open_clip.image_transform_v2"},
         }
+
+
+def _packing_blocker(tower, causal: bool) -> str | None:
+    """Why ``tower`` cannot be tree-packed exactly (None when it can)."""
+    if not causal:
+        return "the text tower is not causal with EOT pooling (bidirectional, class token or padding mask)"
+    if getattr(tower, "positional_embedding", None) is None or tower.positional_embedding.ndim != 2:
+        return "the text tower has no learned absolute position table to index by depth"
+    return None
 
 
 def _create(spec: ModelSpec) -> tuple[torch.nn.Module, dict, str]:
@@ -191,8 +205,24 @@ def _causal_text_features(tower, text: torch.Tensor, pool: str, eos_id: int | No
     cast_dtype = tower.transformer.get_cast_dtype()
     x = tower.token_embedding(text).to(cast_dtype) + tower.positional_embedding[:length].to(cast_dtype)
     x = tower.transformer(x, attn_mask=tower.attn_mask[:length, :length])
-    x = text_global_pool(tower.ln_final(x), text, pool, eos_token_id=eos_id)
+    return _projected(tower, text_global_pool(tower.ln_final(x), text, pool, eos_token_id=eos_id))
+
+
+def _tree_text_features(tower, batch: Batch) -> torch.Tensor:
+    """open_clip's causal text forward over tree-packed inputs: token embeddings plus the position table
+    at each node's depth, the tower's blocks under the ancestor mask (additive, one per head: the blocks'
+    attention takes ``[packs * heads, nodes, nodes]``), the final norm (per token) at each text's pooled node."""
+    cast_dtype = tower.transformer.get_cast_dtype()
+    x = tower.token_embedding(batch["input_ids"]).to(cast_dtype)
+    x = x + tower.positional_embedding[batch["position_ids"]].to(cast_dtype)
+    heads = tower.transformer.resblocks[0].attn.num_heads
+    x = tower.transformer(x, attn_mask=additive_mask(batch["tree_mask"], x.dtype).repeat_interleave(heads, 0))
+    return _projected(tower, tower.ln_final(pooled_rows(x, batch["pooled_index"])))
+
+
+def _projected(tower, pooled: torch.Tensor) -> torch.Tensor:
+    """The pooled text features through the tower's projection (a matrix, a Linear, or none)."""
     projection = tower.text_projection
     if projection is None:
-        return x
-    return projection(x) if isinstance(projection, torch.nn.Module) else x @ projection
+        return pooled
+    return projection(pooled) if isinstance(projection, torch.nn.Module) else pooled @ projection

@@ -2,7 +2,8 @@
 
 ``score_dataset`` collects the unique images and unique normalised texts of the rows, takes what
 it can from the embedding cache, encodes the rest in batches (images decoded in DataLoader
-workers, texts in length-sorted batches), shards that work across ``torchrun`` ranks, and writes
+workers, texts in length-sorted batches or, for causal text towers, tree packs that encode each
+distinct token prefix once), shards that work across ``torchrun`` ranks, and writes
 ``scores.parquet`` (``schema.SCORE_COLUMNS``, float64 scores, the ``pairs`` row order) and
 ``provenance.json`` atomically. Rows whose image cannot be decoded are left out of the scores and
 listed with their reason in ``provenance["counts"]["skipped_images"]``. When the dataset has a
@@ -49,7 +50,7 @@ from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, read_alike, read_groups,
                                               read_rows, unique_texts)
 from lgip_metric.scoring.join import Behind, ScoreJoin
-from lgip_metric.scoring.texts import batch_inputs, length_batches, token_lengths
+from lgip_metric.scoring.texts import batch_inputs, plan_batches
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
@@ -98,11 +99,14 @@ def score_dataset(
     progress: bool = True,
     limit: int | None = None,
     cache_chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    tree_packing: bool = True,
 ) -> ScoreRun:
     """Score every row of ``config`` of ``dataset`` with ``model``; write scores and provenance to ``out_dir``.
 
     ``cache_dir`` defaults to :func:`lgip_metric.scoring.cache.default_cache_dir`; ``"none"`` disables the
-    cache (and with it resuming). ``limit`` scores only the first rows. Under ``torchrun`` every rank
+    cache (and with it resuming). ``limit`` scores only the first rows. ``tree_packing=False`` encodes every
+    text whole even where the text tower allows encoding each distinct token prefix once (recorded in
+    the provenance's ``text.tree_packing`` either way). Under ``torchrun`` every rank
     calls this; rank 0 writes the files and every rank returns the same :class:`ScoreRun`.
     """
     started = time.perf_counter()
@@ -118,7 +122,7 @@ def score_dataset(
     ctx = distributed.setup(chosen)
     try:
         job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started)
-        return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, _workers(num_workers))
+        return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, _workers(num_workers), tree_packing)
     finally:
         ctx.close()
 
@@ -144,7 +148,7 @@ class _Job:
         self.timing[f"{name}_s"] = round(now - since, 4)
         return now
 
-    def run(self, precision, device, cache_root, chunk_rows, limit, workers) -> ScoreRun:
+    def run(self, precision, device, cache_root, chunk_rows, limit, workers, tree_packing) -> ScoreRun:
         t = time.perf_counter()
         stamp = self.files.stamp(self.config)  # the shards as they are when first read: checked before writing
         rows = read_rows(self.files, self.config, limit)
@@ -160,7 +164,7 @@ class _Job:
             self._check_space(rows.num_rows)
         t = self._tick("load_data", t)
 
-        encoder = load_model(self.spec, device=device, precision=precision)
+        encoder = load_model(self.spec, device=device, precision=precision, tree_packing=tree_packing)
         dim = _embed_dim(encoder)
         cache = None
         if cache_root is not None:
@@ -281,8 +285,8 @@ class _Job:
     def _score_texts(self, encoder: Encoder, texts: list[str], cache, images: torch.Tensor, image_columns, text_column,
                      workers: int):
         """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0),
-        streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in length-sorted
-        batches (each rank its share), through a :class:`~lgip_metric.scoring.join.ScoreJoin` that keeps a text
+        streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in the batches of
+        :func:`~lgip_metric.scoring.texts.plan_batches` (each rank its share), through a :class:`~lgip_metric.scoring.join.ScoreJoin` that keeps a text
         only while a row waits for it, in a thread beside the model (:class:`~lgip_metric.scoring.join.Behind`).
         ``workers`` DataLoader processes tokenise. Under torchrun a rank scores the image columns of its own texts
         and the ``t_sim`` of rows whose variant it owns; the caption embeddings those rows need travel
@@ -291,11 +295,10 @@ class _Job:
         hits = cache.find("text", [content_key(x) for x in texts], images.shape[1]) if cache and ctx.is_main else None
         cached = ctx.broadcast(np.sort(hits.positions) if hits is not None else np.zeros(0, np.int64))
         missing = np.setdiff1d(np.arange(count), cached)
-        batches = [missing[b] for b in length_batches(self._token_lengths(encoder, texts, missing, workers),
-                                                      self.batch_size, encoder.dynamic_padding)]
         # Run them shortest first (same batches, so the same embeddings): variants are mostly as long as
         # their caption or longer, so a caption waits for its variants rather than many variants for it.
-        batches.reverse()
+        plan = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers)[::-1]
+        batches = [np.concatenate(item) if isinstance(item, list) else item for item in plan]  # text positions
         owner = np.zeros(count, np.int64)  # the rank that brings each text: 0 for cached ones
         for b, batch in enumerate(batches):
             owner[batch] = b % ctx.world
@@ -307,9 +310,10 @@ class _Job:
                          (left[mine["t_sim"]], right[mine["t_sim"]]))
         exported = np.zeros(count, bool)  # captions whose variant another rank owns
         exported[left[owner[left] != owner[right]]] = True
-        rounds = [batches[start : start + ROUND_BATCHES * ctx.world] for start in range(0, len(batches), ROUND_BATCHES * ctx.world)]
+        step = ROUND_BATCHES * ctx.world
+        rounds = [list(range(start, min(start + step, len(batches)))) for start in range(0, len(batches), step)]
         writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
-        inputs = batch_inputs(encoder, texts, [b for round_ in rounds for b in ctx.shard(round_)], workers)
+        inputs = batch_inputs(encoder, texts, [plan[b] for round_ in rounds for b in ctx.shard(round_)], workers)
         with writer, Behind() as behind, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
             outbox = []
             for positions, emb in hits.embeddings() if hits is not None else []:
@@ -317,9 +321,9 @@ class _Job:
                 outbox.append((positions[exported[positions]], emb[exported[positions]]))
                 bar.update(len(positions))
             self._exchange(join, outbox)
-            for batches_of_round in rounds:
+            for round_ in rounds:
                 outbox = []
-                for batch in ctx.shard(batches_of_round):
+                for batch in (batches[b] for b in ctx.shard(round_)):
                     emb = encoder.encode_texts(next(inputs))
                     behind.submit(join.add, batch, emb)
                     if cache is not None:
@@ -327,21 +331,10 @@ class _Job:
                     outbox.append((batch[exported[batch]], emb[torch.from_numpy(exported[batch])].numpy()))
                 behind.settle()
                 self._exchange(join, outbox)
-                bar.update(sum(len(b) for b in batches_of_round))
+                bar.update(sum(len(batches[b]) for b in round_))
         values = {name: join.values[name] for name in image_columns}
         values["t_sim"] = join.values["text"]
         return self._collect(values, whose), {"cached": len(cached), "encoded": len(missing)}
-
-    def _token_lengths(self, encoder: Encoder, texts: list[str], positions: np.ndarray, workers: int) -> np.ndarray:
-        """Token lengths of ``texts[positions]`` (each rank tokenises a strided share); zeros when the
-        model pads to a fixed length (batches then keep position order)."""
-        if not encoder.dynamic_padding:
-            return np.zeros(len(positions), np.int64)
-        share = self.ctx.shard(positions)
-        lengths = np.zeros(len(positions), np.int64)
-        for rank, part in enumerate(self.ctx.all_gather(token_lengths(encoder, [texts[p] for p in share], self.show, workers))):
-            lengths[rank :: self.ctx.world] = part
-        return lengths
 
     def _exchange(self, join: ScoreJoin, outbox: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Send this rank's exported caption embeddings to all; take those this rank's rows wait for."""
