@@ -19,7 +19,9 @@ from lgip_metric.models.openclip_backend import OpenClipEncoder
 from lgip_metric.testing import make_tiny_dataset, same_scores, straightforward_scores
 
 MODEL = "random:tiny-clip"
-SMALL = dict(batch_size=4, cache_chunk_rows=4, num_workers=0, progress=False)
+# unpacked: a resumed run's batches hold other texts than the first run's, which leaves a plain batch's
+# embeddings bit for bit the same but not a tree pack's (those agree within 1e-6: tests/test_engine.py)
+SMALL = dict(batch_size=4, cache_chunk_rows=4, num_workers=0, progress=False, tree_packing=False)
 
 KILL_AFTER_CHUNKS = """
 import os, signal, sys
@@ -37,7 +39,7 @@ def write_then_maybe_die(self, kind, *args, **kwargs):
 
 cache.EmbeddingCache.write_chunk = write_then_maybe_die
 score_dataset(sys.argv[1], sys.argv[2], sys.argv[3], cache_dir=sys.argv[4],
-              batch_size=4, cache_chunk_rows=4, num_workers=0, progress=False)
+              batch_size=4, cache_chunk_rows=4, num_workers=0, progress=False, tree_packing=False)
 """
 
 

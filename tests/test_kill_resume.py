@@ -123,8 +123,10 @@ def scored(tmp_path_factory):
     root = tmp_path_factory.mktemp("kill-score")
     captions, images = write_coco(root / "coco", n_images=4, files={f"{4:012d}.jpg": b"broken"})
     resumed("build", "--captions", captions, "--images", images, "--out", root / "data", "--quiet")
+    # unpacked: a resumed run packs other texts together than the reference did, which moves scores in the
+    # last bits (within 1e-6: tests/test_engine.py); plain batches keep them bit for bit
     common = ["--model", MODEL, "--dataset", root / "data", "--cache-dir", root / "cache", "--num-workers", "0",
-              "--no-progress"]
+              "--no-progress", "--no-tree-packing"]
     evaluate = ["evaluate", *common, "--bootstrap", "20"]
     with counting_replaces() as points:
         resumed(*evaluate, "--out", root / "reference")

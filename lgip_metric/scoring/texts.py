@@ -77,11 +77,10 @@ def count_chunks(n_texts: int) -> int:
     return -(-n_texts // TOKENIZE_CHUNK)
 
 
-def token_counts(encoder: Encoder, texts: Sequence[str], show: bool, num_workers: int = 0,
-                 chunks: Sequence[int] | None = None) -> dict[int, np.ndarray]:
-    """``[lengths, shared]`` (see :class:`_CountChunks`) of each of ``chunks`` (default: all) of
-    ``texts``, tokenised by ``num_workers`` processes, the ids dropped at once; by chunk index."""
-    chunks = list(range(count_chunks(len(texts)))) if chunks is None else list(chunks)
+def token_counts(encoder: Encoder, texts: Sequence[str], show: bool, num_workers: int,
+                 chunks: Sequence[int]) -> dict[int, np.ndarray]:
+    """``[lengths, shared]`` (see :class:`_CountChunks`) of each of ``chunks`` of ``texts``, tokenised
+    by ``num_workers`` processes, the ids dropped at once; by chunk index."""
     counts = {}
     total = sum(min(TOKENIZE_CHUNK, len(texts) - c * TOKENIZE_CHUNK) for c in chunks)
     with tqdm(total=total, desc="tokenize", unit="text", disable=not show or None, leave=False) as bar:
