@@ -19,6 +19,7 @@ from helpers.reliability import run_cli
 
 HOLDER = """
 import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a test run started in the background ignores SIGINT
 from lgip_metric.results.run_folder import claimed_output
 with claimed_output(sys.argv[1]):
     print("held", flush=True)
