@@ -41,7 +41,7 @@ import numpy as np
 
 from lgip_dataset import balance_program
 from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds
-from lgip_dataset.balance_program import Program, Site, word_diff
+from lgip_dataset.balance_program import Program, Site
 from lgip_dataset.measurable import learner_reason
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant

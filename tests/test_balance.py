@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lgip_dataset import adversary, balance, balance_program, hub_io, schema
-from lgip_dataset.ngram import words
 from lgip_dataset.perturb.variant import Variant
 from helpers.paths import needs_shared
 
