@@ -104,10 +104,9 @@ def markdown(records: list[dict]) -> str:
                      f"{f['learners'][k]['range'][1]:.3f})" for k in ("word", "char", "nb")]
             lm = [f"{f[k]['PR']:.3f}" if f.get(k) else "—" for k in ("trigram", "corpus_trigram")]
             own = r["audit"]["in_sample"].get(name)
+            own_cell = f"{own['accuracy']:.3f}" if own else "—"
             lines.append(f"| {r['set']} | {r['captions']:,} | {name} | {f['pairs']:,} | {' | '.join(cells)} | "
-                         f"{' | '.join(lm)} | {own['accuracy']:.3f} |" if own else
-                         f"| {r['set']} | {r['captions']:,} | {name} | {f['pairs']:,} | {' | '.join(cells)} | "
-                         f"{' | '.join(lm)} | — |")
+                         f"{' | '.join(lm)} | {own_cell} |")
     return "\n".join(lines) + "\n"
 
 

@@ -65,7 +65,7 @@ def random_folds(image_ids, folds: int, entropy) -> np.ndarray:
     import pandas as pd
 
     codes, uniques = pd.factorize(pd.Series([str(i) for i in image_ids], dtype=object))
-    order = np.argsort(np.asarray(uniques, dtype=object).astype(str), kind="stable")
+    order = np.argsort(np.asarray(uniques, dtype=str), kind="stable")
     fold_of_sorted = np.random.default_rng(list(entropy)).permutation(len(uniques)) % folds
     fold_of_unique = np.empty(len(uniques), dtype=np.int64)
     fold_of_unique[order] = fold_of_sorted

@@ -109,7 +109,7 @@ class _Blocks:
         self.image_ids = [i for p in self.programs for i in p.image_ids]
         self.diffs = [d for p in self.programs for d in p.diffs]
         self.lm_sign = np.sign(np.concatenate([p.lm_delta for p in self.programs])) if self.programs else np.zeros(0)
-        self.type_index = np.unique(self.types.astype(str), return_inverse=True)[1]
+        self.type_names, self.type_index = np.unique(self.types.astype(str), return_inverse=True)
         ends = np.cumsum([len(p) for p in self.programs])
         self.spans = list(zip(np.r_[0, ends[:-1]].astype(int), ends.astype(int)))
         self.seed = seed
@@ -155,7 +155,7 @@ def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
         margins = problem.margins(chosen, round_)
         held = _held_out(margins, chosen, problem.type_index)
         rounds.append({"chosen": int(chosen.sum()), "candidates_left": int(allowed.sum()),
-                       "held_out": {_type_name(problem, t): a for t, a in held.items()}})
+                       "held_out": {str(problem.type_names[t]): a for t, a in held.items()}})
         above = [t for t, accuracy in held.items() if accuracy > _target(int((chosen & (problem.type_index == t)).sum()))]
         if not above or round_ == MAX_ROUNDS:
             break
@@ -181,10 +181,6 @@ def _target(flips: int) -> float:
     return max(TARGET, 0.5 + 2 * np.sqrt(0.25 / max(flips, 1)))
 
 
-def _type_name(problem: _Blocks, index: int) -> str:
-    return sorted(set(problem.types.astype(str)))[index]
-
-
 def _held_out(margins: np.ndarray, chosen: np.ndarray, type_index: np.ndarray) -> dict[int, float]:
     """Per type (index), the mean over the round's partitions of the learners' held-out accuracy on the chosen."""
     return {int(t): float(np.mean([held_out_accuracy(margins[chosen & (type_index == t), k])
@@ -208,8 +204,8 @@ def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: n
     balance reached (largest |removed - inserted|, and its share of the uses for words used at least
     ``MIN_USES`` times), the bigram LM's preferences, and the build's own word learner's held-out accuracy."""
     figures = {}
-    for type_ in sorted(set(problem.types.astype(str))):
-        of_type = problem.types.astype(str) == type_
+    for t, type_ in enumerate(problem.type_names.tolist()):
+        of_type = problem.type_index == t
         picked = np.flatnonzero(chosen & of_type)
         net, uses = Counter(), Counter()
         for j in picked:

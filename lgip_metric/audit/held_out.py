@@ -25,6 +25,7 @@ import pandas as pd
 
 from lgip_dataset import adversary
 from lgip_dataset.errors import DataError
+from lgip_metric.statistics import blind
 
 LEARNERS = ("word", "char", "nb")
 FOLDS = 5
@@ -141,14 +142,8 @@ def fresh_lm_scores(rows: pd.DataFrame, train: pd.DataFrame, fold_of_rows: np.nd
         if not scored.any():
             continue
         lm = TrigramKN().fit(train.loc[fold_of_train != f].drop_duplicates("caption_id")["caption"].tolist())
-        _score(lm, rows.loc[scored], original, variant, scored)
+        blind.score_rows(lm, rows, original, variant, scored)
     return original, variant
-
-
-def _score(lm, rows: pd.DataFrame, original: np.ndarray, variant: np.ndarray, where) -> None:
-    for out, column in ((original, "caption"), (variant, "variant")):
-        codes, texts = pd.factorize(rows[column])
-        out[where] = np.array([lm.logprob(t) for t in texts])[codes]
 
 
 def corpus_lm_scores(rows: pd.DataFrame, corpus: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +152,7 @@ def corpus_lm_scores(rows: pd.DataFrame, corpus: list[str]) -> tuple[np.ndarray,
 
     lm = TrigramKN().fit(corpus)
     original, variant = np.zeros(len(rows)), np.zeros(len(rows))
-    _score(lm, rows, original, variant, np.ones(len(rows), dtype=bool))
+    blind.score_rows(lm, rows, original, variant, np.ones(len(rows), dtype=bool))
     return original, variant
 
 

@@ -28,10 +28,6 @@ def _held_out_cell(block: dict | None) -> str:
     return f"{block['accuracy']:.3f} ({low:.3f}–{high:.3f})"
 
 
-def _in_sample_cell(entry: dict | None) -> str:
-    return _cell(entry) if entry else "—"
-
-
 def markdown(result: dict, untrained: dict | None = None) -> str:
     """The audit's tables (held out first, then in-sample; blocks, then types) and the top word imbalances."""
     from lgip_metric.report.tables import markdown as table
@@ -69,7 +65,7 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
                  "sits at PR 0.5 where the texts carry no systematic difference.\n")
     in_sample = result.get("in_sample") or {}
     if settings["ngram"] or in_sample:
-        rows = [[label, _in_sample_cell(in_sample.get(label.strip("*"))), _cell(entry.get("bigram"), "PR")]
+        rows = [[label, _cell(in_sample.get(label.strip("*"))), _cell(entry.get("bigram"), "PR")]
                 for label, entry in entries]
         text += ("\n### In-sample: the build's own instruments\n\n"
                  + table(["type", f"build's word learner acc [{ci}]", f"bigram PR (the build's folds) [{ci}]"], rows)

@@ -72,6 +72,7 @@ def _in_sample(folder: Path) -> dict:
     import json
 
     from lgip_dataset.hub_io import BUILD_INFO
+    from lgip_metric.audit.text_only import HARD_BLOCK  # here: text_only reads this module
 
     try:
         balance = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))["hard_flips"]["balance"]
@@ -79,7 +80,7 @@ def _in_sample(folder: Path) -> dict:
         return {}
     figures = {t: f for t, f in (balance.get("per_type") or {}).items()}
     if isinstance(balance.get("hard_set"), dict):
-        figures["hard flips"] = balance["hard_set"]
+        figures[HARD_BLOCK] = balance["hard_set"]
     return {name: {"accuracy": f.get("learner_accuracy"), "interval": f.get("learner_interval")}
             for name, f in figures.items() if isinstance(f, dict) and isinstance(f.get("learner_accuracy"), float)}
 

@@ -79,11 +79,16 @@ def lm_scores(rows: pd.DataFrame, model=BigramKN, train: pd.DataFrame | None = N
     variant = np.empty(len(rows))
     for f in range(FOLDS):
         lm = model().fit(train.loc[train_fold == f].drop_duplicates("caption_id")["caption"].tolist())
-        scored = fold != f
-        for out, column in ((original, "caption"), (variant, "variant")):
-            codes, texts = pd.factorize(rows.loc[scored, column])
-            out[scored] = np.array([lm.logprob(t) for t in texts])[codes]
+        score_rows(lm, rows, original, variant, fold != f)
     return original, variant
+
+
+def score_rows(lm, rows: pd.DataFrame, original: np.ndarray, variant: np.ndarray, where) -> None:
+    """Fill ``original``/``variant`` at the rows of mask ``where`` with ``lm``'s log-probabilities of each row's
+    caption and variant (each distinct text scored once)."""
+    for out, column in ((original, "caption"), (variant, "variant")):
+        codes, texts = pd.factorize(rows.loc[where, column])
+        out[where] = np.array([lm.logprob(t) for t in texts])[codes]
 
 
 def _pr_block(block: dict) -> dict:

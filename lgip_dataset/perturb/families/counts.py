@@ -38,13 +38,18 @@ class CountSite:
     targets: tuple[str, ...]
 
 
+def has_phrase(ctx: CaptionContext, key: str, phrases: tuple[tuple[str, ...], ...]) -> bool:
+    """True when the caption holds one of ``phrases`` (word tuples) as whole words; memoized under ``key``."""
+    if key not in ctx.memo:
+        words = " " + " ".join(t.low for t in ctx.tokens) + " "
+        ctx.memo[key] = any(f" {' '.join(p)} " in words for p in phrases)
+    return ctx.memo[key]
+
+
 def one_blocked(ctx: CaptionContext) -> bool:
     """True when the caption has a reciprocal or collective frame ("next to each other",
     "together", "a group of"), where a single thing would be nonsense."""
-    if "one_blocked" not in ctx.memo:
-        words = " " + " ".join(t.low for t in ctx.tokens) + " "
-        ctx.memo["one_blocked"] = any(f" {' '.join(p)} " in words for p in ctx.lex.one_blockers)
-    return ctx.memo["one_blocked"]
+    return has_phrase(ctx, "one_blocked", ctx.lex.one_blockers)
 
 
 def phrase_at(ctx: CaptionContext, i: int, words: tuple[str, ...]) -> bool:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from lgip_dataset.perturb.agreement import indefinite_article, is_noun_like, noun_for_number, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
-from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, is_subject,
-                                                  phrase_at,
+from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, has_phrase,
+                                                  is_subject, phrase_at,
                                                   noun_edit, number_fix, pronoun_follows, verb_fix)
 from lgip_dataset.perturb.lexicon import NounForm
 from lgip_dataset.perturb.families.objects import object_sites
@@ -198,10 +198,7 @@ def broken_caption(ctx: CaptionContext) -> bool:
 def collective(ctx: CaptionContext) -> bool:
     """True when the caption says its things are many in its predicate ("lined up", "in rows", "next to each
     other", "together"): no hard count flip makes them one ("A refrigerator is lined up by a wall")."""
-    if "collective" not in ctx.memo:
-        words = " " + " ".join(t.low for t in ctx.tokens) + " "
-        ctx.memo["collective"] = any(f" {' '.join(p)} " in words for p in ctx.lex.collective_predicates)
-    return ctx.memo["collective"]
+    return has_phrase(ctx, "collective", ctx.lex.collective_predicates)
 
 
 def _region_count_flip(ctx: CaptionContext, site: CountSite, singular: bool, start: int, edits: list[Edit],
