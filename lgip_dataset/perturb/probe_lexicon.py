@@ -37,6 +37,10 @@ class ProbeLexicon:
     participles: dict[str, str]
     symmetric_relations: frozenset[Unit]  # "next to": a role swap around it is no contradiction
     faced_objects: frozenset[str]  # "laptop": no front <-> behind flip before it
+    postures: frozenset[str]  # "sitting": changed only where the caption names no other action of its subject
+    perching_subjects: frozenset[str]  # "n:bird": a perched bird sits and stands at once
+    enclosures: frozenset[str]  # "n:bus", "building": what one can be inside or outside of
+    role_fixed: frozenset[str]  # "catcher": places fixed by the game, no front <-> behind
     relations: RelationWords  # the relation senses and cliques (relations.py, hard_relation, spatial)
 
 
@@ -78,5 +82,9 @@ def load_probe_lexicon() -> ProbeLexicon:
         participles=dict(data["participles"]),
         symmetric_relations=frozenset(tuple(u.split()) for u in data["symmetric_relations"]),
         faced_objects=frozenset(data["faced_objects"]),
+        postures=frozenset(data["postures"]),
+        perching_subjects=frozenset(data["perching_subjects"]),
+        enclosures=frozenset(data["enclosures"]),
+        role_fixed=frozenset(data["role_fixed"]),
         relations=_relation_words(data),
     )

@@ -97,6 +97,26 @@ def _verb_sense(ctx: CaptionContext, i: int) -> str | None:
     return finite or (low if is_ing_verb(ctx, i) else None)
 
 
+def other_actions(ctx: CaptionContext, verb: tuple[int, int] | None) -> set[str]:
+    """The senses of the caption's verbs outside the token range ``verb`` that are no posture ("carrying" in
+    "walks on the beach, carrying a surf board"): what the subject does besides."""
+    postures = load_probe_lexicon().postures
+    skip = range(*verb) if verb else range(0)
+    return {sense for k in range(len(ctx.tokens)) if k not in skip
+            and (sense := _verb_sense(ctx, k)) is not None and sense not in postures}
+
+
+def is_animal(ctx: CaptionContext, key: str | None) -> bool:
+    """True for the key of a lexicon animal ("n:horse")."""
+    group = ctx.lex.groups.get(key[2:]) if key and key.startswith("n:") else None
+    return group is not None and group.supercategory == "animal"
+
+
+def names_role_fixed(ctx: CaptionContext) -> bool:
+    """True when the caption names a role whose place the game fixes ("catcher", "umpire", "batter")."""
+    return any(t.low in load_probe_lexicon().role_fixed for t in ctx.tokens)
+
+
 def _subject(ctx: CaptionContext, start: int, ends: dict[int, Unit]) -> int | Unit | None:
     """What ends right before token ``start``, past an "is"/"are" and an adverb: a lexicon noun, or the
     token index of another noun word ("A wave on"), else None."""
