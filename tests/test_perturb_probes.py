@@ -36,7 +36,7 @@ CASES = [
     ("negation", "An orange on a plate.", set(), True),  # fruit, not a color
     ("binding", "A red car and a white truck.", {"A white car and a red truck."}, True),
     ("binding", "An orange cat and a red bus", {"A red cat and an orange bus"}, True),
-    ("binding", "A large dog and a small cat", set(), True),  # sizes are relative: no swap
+    ("binding", "A large dog and a small cat", {"A small dog and a large cat"}, True),  # one relative category
     ("binding", "A red car and a white car.", set(), True),  # same noun: same meaning
     ("binding", "A gray cat and a grey dog.", set(), True),  # one color group
     ("binding", "A black and white dog and a cat.", set(), True),

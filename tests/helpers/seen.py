@@ -42,7 +42,17 @@ A man behind a building.
 A man in front of a building.
 A man behind a car.
 A dog in front of a fence.
-A car driving on a street."""
+A car driving on a street.
+A man sitting on a beach.
+A woman sitting on a beach.
+A bird standing on a bench.
+A cat standing on a bench.
+A man standing on a horse.
+A man riding an elephant.
+A man riding a boy.
+A man pushing a horse.
+A man outside a market.
+A dog outside a market."""
 
 
 def seen_statistics(lines: str = SEEN) -> FoldedCounts:
