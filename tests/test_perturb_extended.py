@@ -68,7 +68,10 @@ CASES = [
     # binding: two counts swap, each noun in its new number, a plural attested with its noun
     ("binding", "Two dogs and a cat on a bed.", {"A dog and two cats on a bed."}),
     ("binding", "Two dogs and a bathroom.", set()),  # "two bathrooms": never seen
-    ("binding", "Two cats on a bed.", set()),  # not one list: one cat on two beds is absurd
+    ("binding", "Two cats on a bed.", set()),  # "two beds": never seen
+    ("binding", "Two dogs chasing a cat.", {"A dog chasing two cats."}),  # not one list, but animals
+    ("binding", "Two plates near a cup.", set()),  # not one list, and no person or animal
+    ("binding", "Two plates and a cup.", {"A plate and two cups."}),
     ("binding", "Two dogs and a cat next to each other.", set()),  # "each other" counts them again
     # spatial: every opposite with a noun after it, but in/out only of an enclosure, no front/behind beside a
     # role the game places, nothing vertical before the ground; left/right unless both sides are named

@@ -52,7 +52,9 @@ A man riding an elephant.
 A man riding a boy.
 A man pushing a horse.
 A man outside a market.
-A dog outside a market."""
+A dog outside a market.
+Two plates and a cup.
+Two cups and a plate."""
 
 
 def seen_statistics(lines: str = SEEN) -> FoldedCounts:

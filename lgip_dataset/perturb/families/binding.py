@@ -9,9 +9,10 @@ the noun is a lexicon noun or another noun word ("a red shirt")
 ``CONCRETE`` categories a photo shows outright (color, material, texture, state: "a wooden table with a
 red chair" -> "a red table with a wooden chair"), never onto a noun that keeps another attribute of that
 category ("a large brown dog" -> "a large white brown dog"), or both of one ``RELATIVE`` category (size,
-extent, age: "an old man and a young woman" -> "a young man and an old woman"; never "a young girl with a
-large umbrella" -> "a large girl with a young umbrella"); light, weather, ground and crowd describe a scene
-and do not swap. This generates
+extent, age, light, ground: "an old man and a young woman" -> "a young man and an old woman", "a grassy
+field with a sandy path" -> "a sandy field with a grassy path"; never "a young girl with a
+large umbrella" -> "a large girl with a young umbrella"); weather and crowd describe a scene and do not
+swap. This generates
 broadly, on purpose: no statistics are asked whether the new pairs are seen ("a green stop sign"), and what
 is absurd or no contradiction is left to blind judges, whose labels keep only the valid flips (``lgip
 judge``, the ``validated`` config). Not swapped: equal attributes or two colors of one color group, a color
@@ -19,8 +20,8 @@ of a person ("a yellow woman"), and two nouns of one group or word ("a red car a
 same after the swap). Articles before both attributes agree with the attribute now after them ("an orange
 cat and a red bus" -> "a red cat and an orange bus"). The span runs from the first attribute to the second.
 
-Counts swap too (SugarCrepe's count swaps): two items of one list with counts of different value and
-different nouns exchange their counts, each noun and its verb in the new number ("Two dogs and a cat are
+Counts swap too (SugarCrepe's count swaps): two counts of different value and different nouns, of one list
+or one of them counting persons or animals, exchange their counts, each noun and its verb in the new number ("Two dogs and a cat are
 sleeping" -> "A dog and two cats are sleeping"), where a noun that becomes plural was seen counted by two
 or more; never where the caption says a count again ("both", "one of whom", "each other") or where a
 count is part of a name ("a four wheeler").
@@ -51,7 +52,7 @@ MIN_ATTESTED = 1  # captions of the other folds in which a noun that becomes plu
 CONCRETE = frozenset(("color", "material", "texture", "state"))
 # relative categories, which swap within their category only ("an old man and a young woman" -> "a young man
 # and an old woman"; never "a young girl with a large umbrella" -> "a large girl with a young umbrella")
-RELATIVE = frozenset(("size", "extent", "age"))
+RELATIVE = frozenset(("size", "extent", "age", "light", "ground"))
 
 
 def _categories_swap(one: str | None, other: str | None) -> bool:
@@ -147,7 +148,9 @@ def _count_swap(ctx: CaptionContext, one: CountSite, other: CountSite) -> Varian
 
 
 def count_swaps(ctx: CaptionContext) -> list[Variant]:
-    """Every swap of two counts of different value, different nouns and one list (SugarCrepe's count swaps)."""
+    """Every swap of two counts of different value and different nouns, of one list or one of them a person or
+    an animal ("Four giraffes standing around while three zebras walk by", "A boy holding two remotes";
+    SugarCrepe's count swaps)."""
     if one_blocked(ctx) or count_said_twice(ctx) or any(t.low in REFERRING for t in ctx.tokens):
         return []  # "next to each other", "two men ... one man", "one of whom": a count is said again
     sites = sorted([s for s in count_sites(ctx) if not _after_article(ctx, s)] + _article_sites(ctx),
@@ -159,9 +162,16 @@ def count_swaps(ctx: CaptionContext) -> list[Variant]:
     for one, other in combinations(sites, 2):
         counted = _counted(ctx, one), _counted(ctx, other)
         if one.value != other.value and None not in counted and counted[0][0] != counted[1][0] \
-                and one.first in heads and _coordinated(ctx, heads[one.first][0], other.first):
+                and one.first in heads and (_coordinated(ctx, heads[one.first][0], other.first)
+                                            or any(_being(ctx, c[0]) for c in counted)):
             swaps.append(_count_swap(ctx, one, other))
     return [v for v in swaps if v is not None]
+
+
+def _being(ctx: CaptionContext, noun: str) -> bool:
+    """True for a counted lexicon noun that is a person or an animal ("four giraffes ... three zebras")."""
+    group = ctx.lex.groups.get(noun)
+    return group is not None and group.supercategory in ("person", "animal")
 
 
 def _coordinated(ctx: CaptionContext, last: int, start: int) -> bool:

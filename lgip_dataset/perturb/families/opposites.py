@@ -12,7 +12,8 @@ A spatial opposite is kept where the statistics of the other image folds attest 
 seen in the opposite relation to the object at least ``MIN_ATTESTED`` times ("a cat under a car": things are
 seen on top of cars). This generates broadly, on purpose: what the object alone cannot rule out ("a pizza
 underneath a table") is left to blind judges, whose labels keep only the valid flips (``lgip judge``, the
-``validated`` config). Inside and outside are flipped only before an enclosure one can be in or out of
+``validated`` config). The object may be a pronoun ("a stop sign with a street sign above it"), except for inside and outside, which
+are flipped only before an enclosure one can be in or out of
 (``probes.json`` ``enclosures``: a building, a room, a vehicle; not "in a large body of water outside", not
 "the food inside" a refrigerator); in front of and behind never in a caption naming a role the game places
 ("a catcher behind the batter", ``role_fixed``); on top of, under and above never before the ground, a
@@ -38,6 +39,7 @@ EVENT_DETERMINERS = frozenset(("a", "an", "the", "his", "her", "their", "its", "
 MIN_ATTESTED = 1  # captions of the other folds relating something to the object by the opposite
 DEPTH = frozenset(("behind", "in front of"))  # no flip of these in a caption naming a role the game places
 IN_OUT = frozenset(("inside", "outside"))  # flipped only before an enclosure
+PRONOUNS = frozenset(("it", "him", "her", "them"))  # an object said before ("with a street sign above it")
 VERTICAL = frozenset(("on top of", "under", "above"))  # never before the ground, a surface or water
 GROUNDS = frozenset(("ground", "surface", "water"))  # the classes of places.json one stands on
 
@@ -49,7 +51,9 @@ def attested(ctx: CaptionContext, i: int, j: int, opposite: tuple[str, ...]) -> 
         return not DIRECTIONS <= {t.low for t in ctx.tokens}
     words, probes = relation_words(), load_probe_lexicon()
     old, new = words.preposition_sense.get(tuple(t.low for t in ctx.tokens[i:j])), words.preposition_sense.get(opposite)
-    obj = object_key(ctx, j)
+    obj, after = object_key(ctx, j), ctx.next_word(j - 1)
+    if obj is None and after is not None and after.low in PRONOUNS and ctx.joined(j - 1, j):
+        return new not in IN_OUT  # "a street sign above it": what it is, is said before
     if old is None or new is None or obj is None or obj == NONE:
         return False
     ground = load_places().class_of.get(load_places().group_of.get((obj,), "")) in GROUNDS
