@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from lgip_dataset.commands import at_least_one
 from lgip_dataset.perturb.registry import OPT_IN
 
 
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--statistics-captions", type=Path, nargs="+", default=(), metavar="CAPTIONS_JSON",
                         help="more COCO/Karpathy captions files for the hard flips' statistics (e.g. the 2017 train "
                              "captions): more captions give more captions a hard flip; each image is counted once")
-    parser.add_argument("--workers", type=_worker_count, default=None, metavar="N",
+    parser.add_argument("--workers", type=at_least_one, default=None, metavar="N",
                         help="processes that perturb the captions (default and most: one per CPU core; 1: no extra "
                              "process); the output is the same for any N")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
@@ -64,13 +65,6 @@ def _id_list(value: str) -> tuple[int, ...]:
     if bad is not None or not ids:
         raise argparse.ArgumentTypeError(f"expected whole-number image ids, got {bad if bad is not None else value!r}")
     return tuple(int(x) for x in ids)
-
-
-def _worker_count(value: str) -> int:
-    """A whole number >= 1; argparse reports anything else as an error of ``--workers``."""
-    if not value.isdecimal() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
-    return int(value)
 
 
 def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
