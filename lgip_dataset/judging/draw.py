@@ -33,10 +33,9 @@ def first_is_original(seed: int, caption: str, variant: str) -> bool:
     return digest[0] % 2 == 0
 
 
-def folder_flips(folder: str | Path) -> dict[tuple[str, str], dict]:
-    """The distinct flips of a built folder's ``pairs`` config, keyed by (caption, variant), each with its
-    ``type`` and ``judged`` labels (None where none, and in a folder built before labels); a pair of texts
-    made by two rows counts once, with the type of the later row."""
+def folder_flips(folder: str | Path) -> list[dict]:
+    """The flip rows of a built folder's ``pairs`` config: caption, variant, type and ``judged`` labels (None
+    where none, and in a folder built before labels)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: no such folder; give a folder written by `lgip build`")
@@ -45,9 +44,9 @@ def folder_flips(folder: str | Path) -> dict[tuple[str, str], dict]:
     columns = pairs.select_columns(["caption", "variant", "type", "kind", *(["judged"] if labelled else [])])
     columns = columns.with_format("arrow")[:].to_pydict()
     judged = columns["judged"] if labelled else [None] * len(columns["kind"])
-    return {(caption, variant): {"caption": caption, "variant": variant, "type": type_, "judged": labels}
+    return [{"caption": caption, "variant": variant, "type": type_, "judged": labels}
             for caption, variant, type_, kind, labels in zip(columns["caption"], columns["variant"], columns["type"],
-                                                              columns["kind"], judged) if kind == schema.FLIP}
+                                                              columns["kind"], judged) if kind == schema.FLIP]
 
 
 def draw(folder: str | Path, types: Sequence[str], *, n: int | None = None, per_type: bool = False, seed: int = 0,
@@ -63,16 +62,17 @@ def draw(folder: str | Path, types: Sequence[str], *, n: int | None = None, per_
     if per_type and n is None:
         raise DataError("--per-type draws --n flips of each type; give --n (or leave --per-type out with --all)")
     flips = folder_flips(folder)
-    present = sorted({flip["type"] for flip in flips.values()})
+    present = sorted({flip["type"] for flip in flips})
     unknown = [t for t in types if t not in present]
     if not types or unknown:
         raise DataError(f"--types {','.join(types)}: {folder} has no flip of type {', '.join(map(repr, unknown)) or 'none'}; "
                         f"its flip types are {', '.join(present) or 'none'}")
-    if validated_only and not any(flip["judged"] for flip in flips.values()):
+    if validated_only and not any(flip["judged"] for flip in flips):
         raise DataError(f"--validated-only: no flip of {folder} carries labels (build it with `lgip build --judged "
                         "STORE` to take its validated flips)")
-    pool = [flip for key, flip in flips.items() if flip["type"] in types
-            and (exclude_judged is None or len(exclude_judged.get(key, {}).get("labels", ())) < 2)
+    distinct = {(flip["caption"], flip["variant"]): flip for flip in flips if flip["type"] in types}  # once each
+    pool = [flip for key, flip in distinct.items()
+            if (exclude_judged is None or len(exclude_judged.get(key, {}).get("labels", ())) < 2)
             and (disputed is None or (key in disputed and is_disputed([e["label"] for e in disputed[key]["labels"]])))
             and (not validated_only or (flip["judged"] or {}).get("majority") == VALID)]
     pool.sort(key=lambda flip: rank(seed, flip["caption"], flip["variant"]))
