@@ -20,6 +20,8 @@ from helpers.paths import REPO
 from lgip_dataset import SAMPLE_DIR, hub_io, judging, schema
 from lgip_dataset.errors import DataError
 from lgip_metric.cli import main as lgip
+from lgip_metric.results.model_index import eval_results
+from lgip_metric.results.record import load_results
 from lgip_metric.variant_types import VARIANT_TYPES
 
 VALID, INVALID, ABSURD, NOT = judging.LABELS
@@ -437,3 +439,6 @@ def test_evaluate_validated_drops_what_the_rule_drops_and_reports_pr_on_both(sam
     assert record["statistics"]["per_type"]["negation"]["PR"] == pytest.approx(base_pair_pr(kept, "negation"), abs=1e-12)
     assert lgip(["report", str(tmp_path / "all"), str(tmp_path / "validated"), "--out", str(tmp_path / "both")]) == 2
     assert "cannot compare results of the validated rows" in capsys.readouterr().err
+    args = {name: {r.dataset_args.get("validated") for r in eval_results(load_results(tmp_path / name), "org/lgip")}
+            for name in ("all", "validated")}
+    assert args == {"all": {None}, "validated": {True}}  # on a model card, never taken for the results of all rows
