@@ -21,7 +21,8 @@ setup(
     packages=find_packages(include=["lgip_dataset", "lgip_dataset.*", "lgip_metric", "lgip_metric.*"]),
     include_package_data=True,
     package_data={
-        "lgip_dataset": ["lexicons/*.json", "lexicons/*.json.gz", "reference/*.json", "sample/**/*", "sample/*"],
+        "lgip_dataset": ["lexicons/*.json", "lexicons/*.json.gz", "reference/*.json", "reference/*.jsonl.gz",
+                         "sample/**/*", "sample/*"],
         "lgip_metric": ["*.md", "*.txt", "data/*"],
     },
     install_requires=[

@@ -1,4 +1,5 @@
-"""Draw a seeded random sample of flips from a built LGIP folder, for judging them by hand.
+"""Draw a seeded random sample of flips from a built LGIP folder, for judging them by hand (unblinded; `lgip judge
+draw` writes the blinded sheets).
 
     lgip build --captions ../shared/coco/annotations/captions_val2017.json --no-images \
         --captions-per-image 7 --seed 0 --out BUILD
@@ -6,35 +7,20 @@
 
 Prints a Markdown table (number, type, caption, flip, and empty judgement columns) of ``--n``
 flips drawn uniformly from the ``pairs`` config's flips of ``--types``: the ``--n`` distinct
-(caption, flip) texts with the smallest SHA-256 of the seed and the two texts. The same folder and
-seed always give the same sample (docs/judged_core_flips.md is one), and a flip keeps its rank in
-any other build that has it, so a rebuild that changes a few flips changes only those in the sample
-and the judgements of the others carry over.
+(caption, flip) texts with the smallest SHA-256 of the seed and the two texts
+(:func:`lgip_dataset.judging.draw`). The same folder and seed always give the same sample
+(docs/judged_core_flips.md is one), and a flip keeps its rank in any other build that has it, so a
+rebuild that changes a few flips changes only those in the sample and the judgements of the others
+carry over.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
-import datasets
-
-
-def rank(seed: int, caption: str, variant: str) -> str:
-    """A flip's place in the draw of ``seed``: the SHA-256 of the seed and its texts."""
-    return hashlib.sha256(f"{seed}\n{caption.strip()}\n{variant}".encode()).hexdigest()
-
-
-def draw(folder: Path, n: int, seed: int, types: set[str]) -> list[dict]:
-    """The ``n`` distinct flips of ``types`` in ``folder``'s pairs that :func:`rank` puts first."""
-    pairs = datasets.load_dataset(str(folder), "pairs", split="test")
-    rows = {rank(seed, r["caption"], r["variant"]): r
-            for r in pairs.select_columns(["caption", "variant", "type", "kind"])
-            if r["kind"] == "flip" and r["type"] in types}
-    if len(rows) < n:
-        raise SystemExit(f"{folder}: only {len(rows)} flips of {sorted(types)}; ask for --n {len(rows)} or fewer")
-    return [rows[key] for key in sorted(rows)[:n]]
+from lgip_dataset.errors import LGIPError
+from lgip_dataset.judging import draw
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,11 +30,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     parser.add_argument("--types", default="object,color,count", help="comma-separated flip types")
     args = parser.parse_args(argv)
-    if not (args.folder / "pairs").is_dir():
-        sys.exit(f"{args.folder}: no pairs config; give a folder written by `lgip build`")
+    try:
+        rows = draw(args.folder, args.types.split(","), n=args.n, seed=args.seed)
+    except LGIPError as err:
+        sys.exit(f"error: {err}")
     print("| # | type | caption | flip | judgement | class | reason |")
     print("|---|---|---|---|---|---|---|")
-    for k, row in enumerate(draw(args.folder, args.n, args.seed, set(args.types.split(","))), 1):
+    for k, row in enumerate(rows, 1):
         cells = [str(k), row["type"], row["caption"].strip(), row["variant"], "", "", ""]
         print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
 

@@ -1,10 +1,10 @@
 """Write ``lgip_dataset/reference/held_out_audit.json``: the reference builds' held-out figures for the dataset card.
 
 Joins the JSON of ``benchmarks/held_out_audit.py`` with the verdicts of several blind judges on a sealed draw
-(``benchmarks/blind_judging.py draw`` then one labels file per judge)::
+(``lgip judge draw`` then one labels file per judge)::
 
     python benchmarks/held_out_audit.py --out runs/held_out
-    python benchmarks/blind_judging.py draw BUILD --n 150 --seed SEED --sheet sheet.md --key key.json
+    lgip judge draw BUILD --types hard_object,hard_color,hard_count --n 150 --seed SEED --sheet sheet.md --key key.json
     python builders/held_out_reference.py runs/held_out.json --key key.json --seed SEED --labels a.tsv b.tsv c.tsv
 
 then rebuild the sample (``builders/build_sample.py``) so its card shows them.
@@ -17,6 +17,8 @@ import json
 import sys
 from itertools import combinations
 from pathlib import Path
+
+from lgip_dataset import judging
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "lgip_dataset" / "reference" / "held_out_audit.json"
@@ -34,23 +36,24 @@ def judged(key: Path, labels: list[Path], seed: int) -> dict:
     """The majority verdicts of the judges on the sealed draw: counts and shares per label, pairwise kappas."""
     from sklearn.metrics import cohen_kappa_score
 
-    judging = _benchmark("blind_judging")
-    items = json.loads(key.read_text(encoding="utf-8"))
+    items = judging.read_key(key)
     judges = [judging.read_labels(path, len(items)) for path in labels]
-    majority = judging.majority(judges) if len(judges) > 1 else judges[0]
-    counts = {label: sum(majority[k["item"]][0] == label for k in items) for label in judging.LABELS}
+    store: dict = {}
+    judging.merge(store, items, {f"judge {k}": verdicts for k, verdicts in enumerate(judges, 1)}, key.stem)
+    tally = judging.judged_counts(list(store.values()))
+    counts = {label: tally["all"][label] for label in judging.LABELS}
     kappas = [cohen_kappa_score([a[i][0] for i in sorted(a)], [b[i][0] for i in sorted(a)], labels=list(judging.LABELS))
               for a, b in combinations(judges, 2)]
     return {"drawn": len(items), "seed": seed, "judges": len(judges), "counts": counts,
             "shares": {label: n / len(items) for label, n in counts.items()},
             "kappa_min": min(kappas, default=1.0), "kappa_max": max(kappas, default=1.0),
-            "per_type": judging.judged_counts(items, majority)["per_type"]}
+            "per_type": tally["per_type"]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("figures", type=Path, help="the JSON written by benchmarks/held_out_audit.py")
-    parser.add_argument("--key", type=Path, required=True, help="the sealed draw's key (blind_judging.py draw)")
+    parser.add_argument("--key", type=Path, required=True, help="the sealed draw's key (`lgip judge draw`)")
     parser.add_argument("--seed", type=int, required=True, help="the seed the sealed draw was drawn with")
     parser.add_argument("--labels", type=Path, nargs="+", required=True, help="one labels file per judge")
     parser.add_argument("--out", type=Path, default=OUT)

@@ -16,6 +16,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from lgip_dataset import held_out_reference, schema
 from lgip_dataset.coco import ImageEntry
 from lgip_dataset.about import CITATION as LGIP_CITATION
+from lgip_dataset.judging import RULE
 from lgip_dataset.perturb.registry import HARD, OPT_IN, variant_types
 
 COCO_CITATION = """@inproceedings{lin2014coco,
@@ -203,6 +204,21 @@ def _balance_section(hard_flips: dict | None) -> str | None:
             + (f"\n\nAdversarial rounds (in-sample mean held-out accuracy per type): {rounds}." if hard_set else ""))
 
 
+def _judged_section(judged: dict | None) -> str | None:
+    """The flips judged blind, per type (None when no flip of the build carries labels)."""
+    if not judged or not judged["flips_judged"]:
+        return None
+    stores = ", ".join(f"`{s['file']}` (sha256 `{s['sha256'][:16]}…`, {s['matched']:,} of its {s['records']:,} records "
+                       "matched)" for s in judged["stores"])
+    rows = ["| type | flips | judged | majority valid | share valid |", "|---|---:|---:|---:|---:|"]
+    rows += [f"| {t} | {c['flips']:,} | {c['judged']:,} | {c['valid']:,} | {c['valid'] / c['judged']:.1%} |"
+             for t, c in judged["per_type"].items()]
+    return ("## Blind judgements\n\nFlips labelled by blind judges (`lgip judge`; docs/judging.md), applied from the "
+            f"label stores {stores} and matched by their exact texts. A judged flip's `judged` column in `pairs` holds "
+            "its labels, their judges and the majority label (a tie counts against valid); the `validated` config holds "
+            f"the {judged.get('validated_rows', 0):,} rows `lgip evaluate --validated` scores.\n\n" + "\n".join(rows))
+
+
 def _skips_section(skips: dict, cleaned: dict) -> str:
     lines = (["Input rows left out, each counted with its reason (first examples shown):", "", *_reasons(skips)]
              if skips else ["No input row was skipped."])
@@ -295,6 +311,8 @@ def _configs_section(info: dict, images: list[ImageEntry] | None) -> str:
                "`variant_id`: the figures its replacement was chosen by (`lm_delta`, `context_fit`, `typicality`, "
                "`candidates`, `context`, `fold`), from COCO caption statistics of the other image folds.\n"
                if schema.PLAUSIBILITY in info["configs"] else "")
+            + ("- `validated`: the `pairs` rows `lgip evaluate --validated` scores: " + RULE + ".\n"
+               if schema.VALIDATED in info["configs"] else "")
             + "\nSplit: `test`. Ids are stable: `c<annotation id>` for captions, `<caption_id>-p<i>` and "
             "`<caption_id>-f<i>` for variants.")
 
@@ -339,7 +357,8 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "rules, each flip one substitution (its type, words and span recorded); samples of them were judged blind "
         "by a reviewer (`docs/judged_validity.md`).\n\n#### Personal and Sensitive Information\n\n"
         + PERSONAL_INFORMATION,
-        *filter(None, (held_out_reference.card_section(info), _balance_section(info.get("hard_flips")))),
+        *filter(None, (held_out_reference.card_section(info), _balance_section(info.get("hard_flips")),
+                       _judged_section(info.get("judged")))),
         "## Bias, Risks, and Limitations\n\n" + BIAS_RISKS_LIMITATIONS + "\n\n### Recommendations\n\n" + RECOMMENDATIONS,
         "## License\n\n" + _license_section(images)
         + ("\n\n" + _licenses_table(images) if images is not None else ""),

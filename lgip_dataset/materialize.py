@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import datasets
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets.features.features import require_decoding
@@ -30,6 +31,7 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import ImageCheck, check_images, image_path_inside
+from lgip_dataset.judging import LabelStores, default_stores, validated_mask
 from lgip_dataset.locks import FolderBusy, lock_folder
 from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
@@ -67,6 +69,7 @@ class BuildConfig:
     families: tuple[str, ...] | str | None = None  # None: the paper's core set; see Perturber
     groups: bool = False  # mine EqBen-style 2x2 groups into the ``groups`` config
     statistics_captions: tuple[Path, ...] = ()  # captions files added to the hard flips' statistics
+    judged: tuple[Path, ...] = field(default_factory=default_stores)  # label stores applied to the flips (judging)
     title: str = "LGIP: Language-Guided Invariance Probing"
     extra_card_sections: list[str] = field(default_factory=list)
 
@@ -77,6 +80,7 @@ class BuildSummary:
     counts: dict
     skips: SkipLog
     cleaned: SkipLog  # the captions kept whose text the build cleaned (:func:`lgip_dataset.coco.caption_cleanings`)
+    judged: dict  # the label stores applied and the flips they labelled (:meth:`LabelStores.apply`)
 
 
 def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True, workers: int = 1) -> BuildSummary:
@@ -105,6 +109,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         raise DataError(f"{OPTION} feeds only the statistics of the families that ask them ({', '.join(STATISTICAL)}), "
                         "and none is built; add one (--families core,hard) or leave the option out")
     statistics = read_statistics_files(config.statistics_captions)
+    labels = LabelStores(config.judged)
     skips, cleaned = SkipLog(), SkipLog()
     entries, imported, captions_sha256 = _read_source(config, skips, cleaned)
     license_ids = set(config.license_ids) if config.license_ids else None
@@ -120,9 +125,9 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
     staging = out.parent / f".{out.name}.partial"
     held = _hold(staging, out)
     try:
-        _prepare_staging(staging, _build_key(config, captions_sha256, statistics))
-        counts = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, cleaned,
-                                progress, statistics, workers)
+        _prepare_staging(staging, _build_key(config, captions_sha256, statistics, labels))
+        counts, judged = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, cleaned,
+                                        progress, statistics, workers, labels)
         _publish(staging, out, overwrite)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
@@ -136,13 +141,15 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
                         "rerun with the same arguments resumes from them (delete that folder to start over)") from err
     finally:
         os.close(held)
-    return BuildSummary(out=out, counts=counts, skips=skips, cleaned=cleaned)
+    return BuildSummary(out=out, counts=counts, skips=skips, cleaned=cleaned, judged=judged)
 
 
 def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, perturber: Perturber,
                    selected: list[ImageEntry], imported: dict[str, list[Variant]], skips: SkipLog,
-                   cleaned: SkipLog, progress: bool, statistics: list[StatisticsFile], workers: int) -> dict:
-    """Write every shard, the build record and the card into ``staging``; return the counts."""
+                   cleaned: SkipLog, progress: bool, statistics: list[StatisticsFile], workers: int,
+                   labels: LabelStores) -> tuple[dict, dict]:
+    """Write every shard, the build record and the card into ``staging``; return the counts and what the label
+    stores ``labels`` gave the flips."""
     if config.images is not None:
         _check_space(staging, selected, Path(config.images))
         kept = _write_image_shards(staging, selected, Path(config.images), skips, cleaned, progress)
@@ -156,16 +163,17 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
         extra, records = statistics_captions(statistics, {e.image_id for e in selected} | shipped_image_ids())
         own = [(e.image_id, c.text) for e in selected for c in e.captions]
         perturber.plausibility = _build_counts([*own, *extra], progress, workers)
-    counts, balance_report = _write_text_shards(staging, selected, perturber, config.seed, progress, imported,
-                                                workers)
+    counts, balance_report, judged = _write_text_shards(staging, selected, perturber, config.seed, progress,
+                                                        imported, workers, labels)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
-    info = _build_info(config, captions_sha256, perturber.families, counts, skips, cleaned, records, balance_report)
+    info = _build_info(config, captions_sha256, perturber.families, counts, skips, cleaned, records, balance_report,
+                       judged)
     atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
-    return counts
+    return counts, judged
 
 
 def _read_source(config: BuildConfig, skips: SkipLog,
@@ -187,7 +195,8 @@ def _count_lost_imports(dropped: list[ImageEntry], imported: dict[str, list[Vari
             skips.add("imported instance of a skipped image", f"image_id {entry.image_id}", count=lost)
 
 
-def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[StatisticsFile]) -> dict:
+def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[StatisticsFile],
+               labels: LabelStores) -> dict:
     """What a staging folder's finished shards were made from: a rerun resumes them only when it is equal
     (the lgip version too: the layout of a shard may change between versions)."""
     from lgip_dataset import __version__
@@ -196,6 +205,7 @@ def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[Stati
         "config": {k: str(v) for k, v in asdict(config).items()},
         "captions_sha256": captions_sha256,
         "statistics_sha256": [f.sha256 for f in statistics],
+        "judged_sha256": labels.sha256,
         "lexicon_version": LEXICON_VERSION,
         "lgip_version": __version__,
     }
@@ -336,10 +346,12 @@ def _build_counts(captions: list[tuple[object, str]], progress: bool, workers: i
 
 def _write_text_shards(
     staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool,
-    imported: dict[str, list[Variant]], workers: int,
-) -> tuple[dict, dict | None]:
+    imported: dict[str, list[Variant]], workers: int, labels: LabelStores,
+) -> tuple[dict, dict | None, dict]:
     """Perturb every caption (the hard flips chosen across the build), add its ``imported`` flips, and write
-    the ``captions`` and flat ``pairs`` configs; return the counts and the hard flips' balance figures."""
+    the ``captions`` and flat ``pairs`` configs, each flip with the labels ``labels`` hold of it (and, when any
+    flip has labels, the ``validated`` config); return the counts, the hard flips' balance figures and what the
+    labels gave (:meth:`LabelStores.apply`)."""
     captions = {name: [] for name in schema.CAPTION_FEATURES}
     pairs = {name: [] for name in schema.PAIR_FEATURES}
     figures = {name: [] for name in schema.PLAUSIBILITY_FEATURES}
@@ -374,11 +386,25 @@ def _write_text_shards(
         raise DataError(f"--families {','.join(perturber.families)}: no variant for any of the {len(todo):,} captions "
                         "(none offers what these families edit); nothing to build: choose other families (e.g. core)")
     counts["images"] = len(selected)
+    pairs["judged"], judged = labels.apply(pairs["caption"], pairs["variant"], pairs["kind"], pairs["type"])
     _write_config_shards(staging / schema.CAPTIONS, captions, schema.CAPTION_FEATURES, CAPTIONS_PER_SHARD)
     _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
+    if judged["flips_judged"]:
+        judged["validated_rows"] = _write_validated(staging, pairs)
     if figures["variant_id"]:
         _write_config_shards(staging / schema.PLAUSIBILITY, figures, schema.PLAUSIBILITY_FEATURES, PAIRS_PER_SHARD)
-    return _tidy_counts(counts), balance_report
+    return _tidy_counts(counts), balance_report, judged
+
+
+def _write_validated(staging: Path, pairs: dict[str, list]) -> int:
+    """Write the ``validated`` config: the ``pairs`` rows the validated rule keeps
+    (:func:`lgip_dataset.judging.validated`); return how many (none: no config, an empty one would not load)."""
+    majorities = [record and record["majority"] for record in pairs["judged"]]
+    keep = np.flatnonzero(validated_mask(pairs["kind"], pairs["type"], majorities))
+    if len(keep):
+        kept = {name: [column[i] for i in keep] for name, column in pairs.items()}
+        _write_config_shards(staging / schema.VALIDATED, kept, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
+    return len(keep)
 
 
 def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int, progress: bool,
@@ -506,7 +532,8 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
 
 
 def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, ...], counts: dict,
-                skips: SkipLog, cleaned: SkipLog, statistics: list[dict] | None, balance_report: dict | None = None) -> dict:
+                skips: SkipLog, cleaned: SkipLog, statistics: list[dict] | None, balance_report: dict | None,
+                judged: dict) -> dict:
     from lgip_dataset import __version__
 
     return {
@@ -525,10 +552,12 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "imported_types": {t: IMPORTED_TYPES.get(t, schema.FLIP) for t in counts["flips"] if t not in FAMILIES and t != "total"},
         "configs": [c for c in schema.CONFIGS if c != schema.IMAGES or config.images is not None]
         + ([schema.GROUPS] if counts.get("groups", {}).get("total") else [])
-        + ([schema.PLAUSIBILITY] if any(t in POOLS for t in counts["flips"]) else []),
+        + ([schema.PLAUSIBILITY] if any(t in POOLS for t in counts["flips"]) else [])
+        + ([schema.VALIDATED] if judged.get("validated_rows") else []),
         **({"hard_flips": {**hard_flip_provenance(), "statistics_captions": statistics, "balance": balance_report}}
            if statistics is not None else {}),
         "counts": counts,
+        "judged": judged,
         "skips": skips.as_dict(),
         "cleaned": cleaned.as_dict(),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},

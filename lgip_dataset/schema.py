@@ -12,6 +12,8 @@ A built LGIP folder (and the Hub dataset) has three configs, each with one split
 ``plausibility`` (optional) one row per hard flip (``hard_object``/``hard_color``/``hard_count``),
               keyed by ``variant_id``: the figures its replacement was chosen by. A separate config,
               so folders built before it load unchanged.
+``validated`` (optional) the ``pairs`` rows that ``lgip evaluate --validated`` scores
+              (:func:`lgip_dataset.judging.validated`), written when a label store gave any flip labels.
 
 ``kind`` says which statistic a variant feeds: ``paraphrase`` (E_inv) or ``flip`` (E_sens, PR).
 ``type`` is the label statistics are broken down by: the registered family that made the variant
@@ -26,7 +28,10 @@ flips): :data:`RETIRED_FIELDS`. They load as written, and nothing reads them. Fo
 0.2.0 lack the :data:`ADDED_FIELDS`: ``images.converted_from`` (the ``"<format> <mode>"`` of an image
 stored as its 8-bit rendering, :func:`lgip_dataset.images.rendered`; null for an image stored as its
 file is) and ``captions.caption_source`` (the source's text of a caption the build cleaned,
-:func:`lgip_dataset.coco.normalise_caption`; null where only whitespace changed). They load as written.
+:func:`lgip_dataset.coco.normalise_caption`; null where only whitespace changed); folders built before
+label stores lack ``pairs.judged`` (a flip's blind labels from a label store, :mod:`lgip_dataset.judging`: the
+labels, their judges and the majority label; null for a flip nobody labelled, and for a paraphrase).
+They load as written.
 """
 from __future__ import annotations
 
@@ -34,9 +39,10 @@ import datasets
 
 SPLIT = "test"
 IMAGES, CAPTIONS, PAIRS, GROUPS = "images", "captions", "pairs", "groups"
-PLAUSIBILITY = "plausibility"
+PLAUSIBILITY, VALIDATED = "plausibility", "validated"
 CONFIGS = (IMAGES, CAPTIONS, PAIRS)
-OPTIONAL_CONFIGS = (GROUPS, PLAUSIBILITY)  # written when the build mines 2x2 groups / makes hard flips
+# written when the build mines 2x2 groups / makes hard flips / applies labels to a flip
+OPTIONAL_CONFIGS = (GROUPS, PLAUSIBILITY, VALIDATED)
 DEFAULT_CONFIG = PAIRS
 
 PARAPHRASE, FLIP = "paraphrase", "flip"
@@ -58,7 +64,7 @@ IMAGE_FEATURES = datasets.Features(
 )
 
 RETIRED_FIELDS = ("family",)  # variant fields of older folders that readers ignore (see above)
-ADDED_FIELDS = ("converted_from", "caption_source")  # columns of 0.2.0 that older folders lack (see above)
+ADDED_FIELDS = ("converted_from", "caption_source", "judged")  # columns that older folders lack (see above)
 
 VARIANT_FEATURES = {
     "variant_id": datasets.Value("string"),
@@ -90,6 +96,11 @@ PAIR_FEATURES = datasets.Features(
         "caption": datasets.Value("string"),
         **{k: v for k, v in VARIANT_FEATURES.items() if k != "text"},
         "variant": datasets.Value("string"),
+        "judged": {  # a flip's blind labels (null: none); ``majority`` is lgip_dataset.judging.majority's
+            "labels": datasets.List(datasets.Value("string")),
+            "judges": datasets.List(datasets.Value("string")),
+            "majority": datasets.Value("string"),
+        },
     }
 )
 
@@ -125,7 +136,7 @@ PLAUSIBILITY_FEATURES = datasets.Features(
 )
 
 FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES,
-            PLAUSIBILITY: PLAUSIBILITY_FEATURES}
+            PLAUSIBILITY: PLAUSIBILITY_FEATURES, VALIDATED: PAIR_FEATURES}
 
 
 def loads_as_written(stored: datasets.Features, config: str) -> bool:

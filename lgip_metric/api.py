@@ -17,6 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
+import pandas as pd
+
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
 from lgip_metric.results import record as results_file
@@ -34,8 +36,9 @@ def is_main_rank() -> bool:
 def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
           config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32", device: str | None = None,
           cache_dir: str | Path | None = None, num_workers: int | None = None, progress: bool = True,
-          limit: int | None = None, tree_packing: bool = True):
-    """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``.
+          limit: int | None = None, tree_packing: bool = True, validated: bool = False):
+    """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``; ``validated``
+    keeps only the rows the validated rule keeps (:func:`lgip_dataset.judging.validated`).
 
     Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there
     (removing an earlier run's results.json and report that described other scores:
@@ -49,7 +52,8 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
     with claimed_output(out, lock=is_main_rank()):
         run = score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
                             batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
-                            num_workers=num_workers, progress=progress, limit=limit, tree_packing=tree_packing)
+                            num_workers=num_workers, progress=progress, limit=limit, tree_packing=tree_packing,
+                            validated=validated)
         if not is_main_rank():
             return run
         return replace(run, superseded=tuple(results_file.remove_superseded(out, run.provenance.scores["sha256"])))
@@ -59,7 +63,8 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
                    config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32",
                    device: str | None = None, cache_dir: str | Path | None = None, num_workers: int | None = None,
                    progress: bool = True, limit: int | None = None, tree_packing: bool = True, bootstrap: int = 1000, seed: int = 0,
-                   confidence: float = 0.95, pair_level: bool = False, extra_types: Sequence[str] = ()) -> Results | None:
+                   confidence: float = 0.95, pair_level: bool = False, extra_types: Sequence[str] = (),
+                   validated: bool = False) -> Results | None:
     """Score ``model`` (:func:`score`, same options), compute the LGIP statistics, blind baselines and
     (when the dataset has groups) 2x2 group scores, write ``results.json`` into ``out`` once and
     return it as :class:`Results` holding the score table.
@@ -67,7 +72,8 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
     ``bootstrap`` image resamples (0: no intervals) seeded by ``seed`` (also the seed of the
     LM-balanced flip set) at ``confidence``; ``pair_level`` weighs every row equally instead of every
     base pair; ``extra_types``: variant types of your own perturbations (every other type must be one
-    LGIP declares).
+    LGIP declares). ``validated``: the statistics of the rows the validated rule keeps (the score file holds
+    those), with results.json's ``validated_vs_all`` giving each flip type's rows and PR on all rows and on them.
     """
     try:  # before any scoring: a bad option would otherwise surface only at the statistics
         stats.check_options(bootstrap, confidence)
@@ -76,18 +82,20 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
     with claimed_output(out, lock=is_main_rank()):
         scored = score(model, out, dataset=dataset, pretrained=pretrained, config=config, batch_size=batch_size,
                        precision=precision, device=device, cache_dir=cache_dir, num_workers=num_workers,
-                       progress=progress, limit=limit, tree_packing=tree_packing)
+                       progress=progress, limit=limit, tree_packing=tree_packing, validated=validated)
         return _results(scored, out, limit=limit, batch_size=batch_size, precision=precision, device=device,
                         num_workers=num_workers, bootstrap=bootstrap, seed=seed, confidence=confidence,
-                        pair_level=pair_level, extra_types=extra_types) if is_main_rank() else None
+                        pair_level=pair_level, extra_types=extra_types, validated=validated) if is_main_rank() else None
 
 
 def _results(scored, out: str | Path, *, bootstrap: int, seed: int, confidence: float, pair_level: bool,
              extra_types: Sequence[str], **settings) -> Results:
     """The statistics, blind baselines and group scores of a :class:`~lgip_metric.scoring.engine.ScoreRun`'s
-    table, written to ``out``'s results.json (``settings``: the scoring options to record)."""
+    table (and, with rows the validated rule dropped, the comparison of all rows with the kept ones), written
+    to ``out``'s results.json (``settings``: the scoring options to record)."""
     from lgip_metric.statistics.blind import blind_report
     from lgip_metric.statistics.groups import group_scores
+    from lgip_metric.statistics.validated import validated_vs_all
 
     options = dict(bootstrap=bootstrap, seed=seed, confidence=confidence, pair_level=pair_level)
     extra = {"extra_types": sorted(extra_types)} if extra_types else {}
@@ -95,13 +103,15 @@ def _results(scored, out: str | Path, *, bootstrap: int, seed: int, confidence: 
     try:
         statistics = score_table.statistics(frame, **extra, **options)
         blind = blind_report(frame, balance_seed=seed, **extra, **options)
+        compared = (validated_vs_all(pd.concat([frame, scored.dropped.to_pandas()], ignore_index=True), frame,
+                                     pair_level=pair_level, **extra) if scored.dropped is not None else None)
     except stats.LGIPInputError as err:
         raise DataError(f"{scored.scores_path}: {err}") from None
     groups = group_scores(scored.groups_frame) if scored.groups_frame is not None else None
     out = Path(out)
     settings = {**settings, **options, **extra}
     record = results_file.build_results(statistics, scored.provenance, os.path.relpath(scored.scores_path, out),
-                                        blind=blind, groups=groups, settings=settings)
+                                        blind=blind, groups=groups, validated=compared, settings=settings)
     path = results_file.write_results(out / results_file.RESULTS_FILE, record)
     return Results(path, json.loads(json.dumps(record)), frame)
 

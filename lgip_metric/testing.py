@@ -223,7 +223,7 @@ def make_tiny_dataset(
         "license": ["test"] * len(images), "license_url": [""] * len(images), "flickr_url": [""] * len(images),
         "converted_from": [None] * len(images),
     }
-    pair_columns = {key: [row[key] for row in rows] for key in schema.PAIR_FEATURES}
+    pair_columns = {key: [row.get(key) for row in rows] for key in schema.PAIR_FEATURES}  # no labels: judged null
     for config, columns in ((schema.IMAGES, image_columns), (schema.PAIRS, pair_columns)):
         (folder / config).mkdir(parents=True, exist_ok=True)
         dataset = datasets.Dataset.from_dict(columns, features=schema.FEATURES[config])

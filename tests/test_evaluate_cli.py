@@ -110,7 +110,7 @@ def test_results_carry_flat_metrics_code_version_and_run_settings(runs):
     assert first["lgip_version"] == __version__
     assert first["git_hash"] is None or len(first["git_hash"]) == 40
     assert first["settings"] == {"limit": int(LIMIT), "batch_size": 64, "precision": "fp32", "device": "cpu",
-                                 "num_workers": 0, "bootstrap": 200, "seed": 0, "confidence": 0.95,
+                                 "num_workers": 0, "validated": False, "bootstrap": 200, "seed": 0, "confidence": 0.95,
                                  "pair_level": False}
 
 

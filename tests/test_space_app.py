@@ -113,7 +113,7 @@ def one_caption_dataset(folder, image: dict, table: pd.DataFrame):
 
     pairs = [{"row_id": f"r{i}", "caption_id": "c", "image_id": image["image_id"], "caption": image["caption"],
               "variant_id": f"r{i}", "kind": row.kind, "type": row.type, "original": None,
-              "replacement": None, "span_start": None, "span_end": None, "variant": row.text}
+              "replacement": None, "span_start": None, "span_end": None, "variant": row.text, "judged": None}
              for i, row in enumerate(table.itertuples())]
     images = [{"image_id": image["image_id"], "image": {"bytes": image["path"].read_bytes(), "path": None},
                "file_name": image["path"].name, "width": 0, "height": 0, "license": "", "license_url": "",

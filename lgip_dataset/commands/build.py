@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from lgip_dataset.commands import at_least_one
 from lgip_dataset.perturb.registry import OPT_IN
 
 
@@ -41,7 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--statistics-captions", type=Path, nargs="+", default=(), metavar="CAPTIONS_JSON",
                         help="more COCO/Karpathy captions files for the hard flips' statistics (e.g. the 2017 train "
                              "captions): more captions give more captions a hard flip; each image is counted once")
-    parser.add_argument("--workers", type=_worker_count, default=None, metavar="N",
+    parser.add_argument("--judged", action="append", default=[], metavar="FILE",
+                        help="a label store (`lgip judge merge`) whose labels the flips get, matched by their texts, into "
+                             "the `judged` column and the `validated` config; repeat for more (a judge's label in a later "
+                             "store replaces theirs in an earlier one). The package's shipped store is applied first; "
+                             "`--judged none` applies no store")
+    parser.add_argument("--workers", type=at_least_one, default=None, metavar="N",
                         help="processes that perturb the captions (default and most: one per CPU core; 1: no extra "
                              "process); the output is the same for any N")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
@@ -66,11 +72,16 @@ def _id_list(value: str) -> tuple[int, ...]:
     return tuple(int(x) for x in ids)
 
 
-def _worker_count(value: str) -> int:
-    """A whole number >= 1; argparse reports anything else as an error of ``--workers``."""
-    if not value.isdecimal() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
-    return int(value)
+def _stores(values: list[str]) -> tuple[Path, ...]:
+    """The label stores of ``--judged``: the shipped one and those named, or none for ``--judged none``."""
+    from lgip_dataset.errors import DataError
+    from lgip_dataset.judging import check_store_name, default_stores
+
+    if "none" in values:
+        if len(values) > 1:
+            raise DataError("--judged none applies no label store; leave out the other --judged files or 'none'")
+        return ()
+    return (*default_stores(), *(check_store_name(value, "--judged") for value in values))
 
 
 def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
@@ -108,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         families=resolve_families(args.families, what="--families") if args.families is not None else None,
         groups=args.groups,
         statistics_captions=tuple(args.statistics_captions),
+        judged=_stores(args.judged),
         **card,
     )
     start = time.perf_counter()
@@ -119,6 +131,11 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     print(f"built {summary.out} in {elapsed:.1f} s")
     print(json.dumps(summary.counts, indent=2))
+    for store in summary.judged["stores"]:
+        print(f"labels: {store['file']}: {store['matched']:,} of its {store['records']:,} flips found in this build")
+    if summary.judged["flips_judged"]:
+        print(f"labels: {summary.judged['flips_judged']:,} flips judged; {summary.judged['validated_rows']:,} rows in the "
+              "validated config")
     for line in [*summary.skips.lines(), *summary.cleaned.lines("cleaned")]:
         print(line)
     return 0

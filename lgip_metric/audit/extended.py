@@ -2,7 +2,7 @@
 labelled a seeded sample of them, and the text-only scorers' figures, beside the nearest peer set
 (SugarCrepe's matching subset, ``registry.PEER_TYPES``) through the same audit.
 
-The judged figures come from the JSON that ``benchmarks/blind_judging.py tally --json`` writes (the
+The judged figures come from the JSON that ``lgip judge report --json`` writes (the
 counts per type and label, for example ``docs/judged_extended_flips.json``); :func:`read_judged` checks it.
 """
 from __future__ import annotations
@@ -27,10 +27,10 @@ def read_judged(path: str | Path, types=None) -> dict[str, dict]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise DataError(f"--judged {path}: cannot read it as JSON ({err}); give the file that "
-                        "`benchmarks/blind_judging.py tally --json` writes") from None
+                        "`lgip judge report --json` writes") from None
     if not isinstance(data, dict) or data.get("format") != "lgip-judged" or not isinstance(data.get("per_type"), dict):
         raise DataError(f"--judged {path}: not a judged file (format 'lgip-judged' with 'per_type'); give the "
-                        "file that `benchmarks/blind_judging.py tally --json` writes")
+                        "file that `lgip judge report --json` writes")
     per_type = data["per_type"]
     for type_, counts in per_type.items():
         if not isinstance(counts, dict) or not all(_whole(counts.get(k)) for k in ("drawn", VALID)) \
@@ -102,6 +102,6 @@ def markdown(records: list[dict], learners: list[str]) -> str:
               *(_figure(r, k, r["learners"].get(k)) for k in learners),
               _figure(r, "bigram", r["bigram"]), _figure(r, "trigram", r["trigram"])] for r in records]
     return ("\n### Extended probes\n\n" + table(header, lines)
-            + "\nJudged: seeded flips labelled blind (type and original hidden; `benchmarks/blind_judging.py`), the "
+            + "\nJudged: seeded flips labelled blind (type and original hidden; `lgip judge`), the "
               "share not valid (linguistically invalid, absurd or not a contradiction). Peer rows: the nearest "
               "SugarCrepe subset through the same audit. 0.5 is chance for both blind measures.\n")

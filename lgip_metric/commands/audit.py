@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="audit a peer probe set the same way (`sugarcrepe DIR`) and show its subset matching each "
                              "extended family beside it (replace_rel by hard_relation, swap_att by binding)")
     parser.add_argument("--judged", type=Path, default=None, metavar="FILE",
-                        help="judged counts per type (`benchmarks/blind_judging.py tally --json`), shown in the "
+                        help="judged counts per type (`lgip judge report --json`), shown in the "
                              "extended-probe section (e.g. docs/judged_extended_flips.json)")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write every figure as JSON")
     parser.add_argument("--markdown", type=Path, default=None, metavar="OUT", help="write the printed tables")

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
             num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit,
             tree_packing=args.tree_packing, bootstrap=args.bootstrap,
-            seed=args.seed, confidence=args.confidence, pair_level=args.pair_level,
+            seed=args.seed, confidence=args.confidence, pair_level=args.pair_level, validated=args.validated,
         )
         if results is None:  # under torchrun only rank 0 computes and writes
             return 0

@@ -35,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser,
     parser.add_argument("--no-tree-packing", dest="tree_packing", action="store_false",
                         help="encode every text whole; by default causal text towers (CLIP, OpenCLIP, EVA02) encode each "
                         "distinct token prefix once, with the same embeddings (recorded in provenance.json)")
+    parser.add_argument("--validated", action="store_true",
+                        help="keep only the validated rows: every paraphrase, the flips most of their blind judges "
+                             "found valid (`lgip build --judged`), and the unlabelled core and hard flips; the other "
+                             "flips are scored too and counted in provenance.json, not written (docs/judging.md)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     run = api.score(args.model, args.out, dataset=args.dataset, pretrained=args.pretrained, config=args.config,
                     batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
                     num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit,
-                    tree_packing=args.tree_packing)
+                    tree_packing=args.tree_packing, validated=args.validated)
     if api.is_main_rank():  # under torchrun only rank 0 reports
         print(run.provenance.summary(run.scores_path))
         if run.superseded:

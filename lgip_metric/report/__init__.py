@@ -10,6 +10,8 @@
 - ``qualitative.md``: flips where models disagree most (Figure 3), with thumbnails;
 - ``nway.md``, ``blind.md``, ``groups.md`` (each with a CSV), when the results hold them: the
   scrambles' n-way accuracy, the blind baselines beside every model's PR, the 2x2 group scores;
+- ``validated.md`` / ``validated.csv``, for results of ``lgip evaluate --validated``: per flip type, the rows
+  and PR on all rows beside those of the validated rows;
 - ``comparison.md`` / ``comparison.csv`` (two or more models): every model against the first,
   paired image-bootstrap intervals of the differences and McNemar's test on the flips;
 - ``report.md``: an index of the above.
@@ -25,7 +27,7 @@ from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
 from lgip_metric.statistics import score_table
-from lgip_metric.report import hard, plots, probes, qualitative, tables
+from lgip_metric.report import hard, plots, probes, qualitative, tables, validated
 from lgip_metric.results.record import Results, load_comparable, with_scores
 
 QUALITATIVE_TOP = 12
@@ -62,6 +64,8 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
         "qualitative.md": qualitative.page(results, out, top),
         **probes.sections(results),
     }
+    if text := validated.validated_markdown(results):
+        texts["validated.md"], texts["validated.csv"] = text, tables.to_csv(validated.validated_records(results))
     if any(stats.HARD in r.statistics for r in results):
         texts["hard.md"] = hard.hard_markdown(results)
         texts["hard.csv"] = tables.to_csv(hard.hard_records(results))
@@ -78,7 +82,7 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
         paths[path.name] = path
     index = ["# LGIP report", "", *(f"- [{name}]({name})" for name in paths), "",
              texts["table1.md"], *([texts["hard.md"]] if "hard.md" in texts else []), "![frontier](frontier.png)", "",
-             *(texts[name] for name in ("nway.md", "blind.md", "groups.md") if name in texts)]
+             *(texts[name] for name in ("validated.md", "nway.md", "blind.md", "groups.md") if name in texts)]
     paths["report.md"] = out / "report.md"
     atomic_write_text(paths["report.md"], "\n".join(index))
     return paths

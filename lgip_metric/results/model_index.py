@@ -2,7 +2,8 @@
 
 The entries are ``huggingface_hub.EvalResult`` objects: one per flat metric of the results file
 (``E_inv``, ``E_sens``, ``PR`` and each per-type value), on the LGIP dataset's Hub id, config and
-split. They are merged into a card the way ``huggingface_hub.metadata_update`` merges them: a
+split (with ``validated`` among the dataset's arguments for results of its validated rows, ``lgip evaluate
+--validated``). They are merged into a card the way ``huggingface_hub.metadata_update`` merges them: a
 result that describes the same metric on the same data is updated, any other is kept.
 """
 from __future__ import annotations
@@ -37,7 +38,8 @@ def eval_results(results: Results, dataset_id: str) -> list[EvalResult]:
         entries.append(EvalResult(
             task_type=TASK_TYPE, task_name=TASK_NAME,
             dataset_type=dataset_id, dataset_name="LGIP", dataset_config=dataset.get("config"),
-            dataset_split=schema.SPLIT, dataset_args={"fingerprint": dataset["fingerprint"]},
+            dataset_split=schema.SPLIT, dataset_args={"fingerprint": dataset["fingerprint"],
+                                                      **({"validated": True} if dataset.get("validated") else {})},
             metric_type=name, metric_value=value, metric_config=results.data["averaging"],
             metric_name=f"LGIP {metric}" + (f" ({type_})" if type_ else ""),
             source_name=SOURCE_NAME, source_url=HOMEPAGE,

@@ -82,6 +82,10 @@ class Provenance:
             f"texts: {counts['encoded_texts']:,} encoded, {counts['cached_texts']:,} from cache; "
             f"{timing['total_s']:.1f}s",
         ]
+        if validated := counts.get("validated"):
+            dropped = ", ".join(f"{t} {n:,}" for t, n in validated["dropped_per_type"].items()) or "none"
+            lines.append(f"validated rows only: {validated['dropped_rows']:,} scored row(s) the validated rule drops are "
+                         f"not written ({dropped})")
         if counts.get("read_alike_rows"):
             lines.append(f"warning: {counts['read_alike_rows']:,} row(s) reach the model as the same tokens for caption "
                          f"and variant: an edit past its {self.text.get('context_length', '')}-token context, or a "

@@ -5,7 +5,7 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     format, version, created
     lgip_version, git_hash   the code that computed it (git_hash: the checkout's commit, else null)
     settings    the run's options: limit, batch_size, precision, device, num_workers, bootstrap, seed,
-                confidence, pair_level (a ``--limit 100`` run says so here, not only by its row count)
+                confidence, pair_level, validated (a ``--limit 100`` run says so here, not only by its row count)
     metrics     flat ``name: value`` (as lm-evaluation-harness and CLIP_benchmark write them):
                 ``E_inv``, ``E_sens``, ``PR`` (headline) and ``<metric>/<type>`` per variant type
     higher_is_better  ``name: bool`` for every key of ``metrics``
@@ -18,6 +18,9 @@ Written by ``lgip evaluate`` (atomically), read by ``lgip report``. Layout::
     blind       (optional) blind baselines of ``lgip_metric.statistics.blind.blind_report``: the n-gram LM's PR,
                 the LM-balanced flip set with the model's PR on it, the text-only similarity
     groups      (optional) 2x2 text/image/group scores of ``lgip_metric.statistics.groups.group_scores``
+    validated_vs_all  (``--validated`` runs) per flip type, its rows and PR on all rows and on those the
+                validated rule keeps (``lgip_metric.statistics.validated.validated_vs_all``); the statistics
+                and the score file are of the kept rows, the provenance's ``counts.validated`` counts the others
     scores      the score file, relative to results.json
     provenance  the scoring engine's full provenance record (``lgip_metric.results.provenance.Provenance``)
 
@@ -105,8 +108,8 @@ def git_hash() -> str | None:
 
 
 def build_results(statistics: dict, provenance: Provenance, scores_file: str, *, blind: dict | None = None,
-                  groups: dict | None = None, settings: dict | None = None) -> dict:
-    """The results.json record of one scored model (``blind``/``groups`` blocks when computed;
+                  groups: dict | None = None, validated: dict | None = None, settings: dict | None = None) -> dict:
+    """The results.json record of one scored model (``blind``/``groups``/``validated_vs_all`` blocks when computed;
     ``settings``: the run's options, see the module docstring). The ``model`` and ``dataset``
     blocks are views of ``provenance`` for readers of the file."""
     metrics = flat_metrics(statistics)
@@ -126,6 +129,7 @@ def build_results(statistics: dict, provenance: Provenance, scores_file: str, *,
         "statistics": statistics,
         **({"blind": blind} if blind is not None else {}),
         **({"groups": groups} if groups is not None else {}),
+        **({"validated_vs_all": validated} if validated is not None else {}),
         "scores": scores_file,
         "provenance": provenance.to_dict(),
     }
@@ -360,6 +364,11 @@ def check_comparable(loaded: list[Results]) -> list[Results]:
                 f"cannot compare {first.path} and {other.path}: they scored different rows of the dataset "
                 f"({rows[0]} vs {rows[1]} rows, e.g. different --limit); LGIP numbers are only comparable on the same rows"
             )
+    validated = {bool(r.data["dataset"].get("validated")) for r in loaded}
+    if len(validated) > 1:
+        raise DataError("cannot compare results of the validated rows (`--validated`) with results of all rows: "
+                        + ", ".join(f"{r.path} {'validated' if r.data['dataset'].get('validated') else 'all rows'}"
+                                    for r in loaded) + "; evaluate them alike")
     averaging = {r.data["averaging"] for r in loaded}
     if len(averaging) > 1:
         raise DataError(

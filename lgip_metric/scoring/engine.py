@@ -6,9 +6,11 @@ workers, texts in length-sorted batches or, for causal text towers, tree packs t
 distinct token prefix once), shards that work across ``torchrun`` ranks, and writes
 ``scores.parquet`` (``schema.SCORE_COLUMNS``, float64 scores, the ``pairs`` row order) and
 ``provenance.json`` atomically. Rows whose image cannot be decoded are left out of the scores and
-listed with their reason in ``provenance["counts"]["skipped_images"]``. When the dataset has a
-``groups`` config (2x2 groups), its images and captions join the same unique sets (and cache) and
-``groups_scores.parquet`` (``schema.GROUP_SCORE_COLUMNS``) holds each group's four similarities.
+listed with their reason in ``provenance["counts"]["skipped_images"]``; with ``validated``, so are the
+rows the validated rule drops (scored all the same, returned as ``ScoreRun.dropped``), counted in
+``counts["validated"]``. When the dataset has a ``groups`` config (2x2 groups), its images and captions
+join the same unique sets (and cache) and ``groups_scores.parquet`` (``schema.GROUP_SCORE_COLUMNS``) holds
+each group's four similarities.
 
 Memory grows with the images and captions, not with every variant: the image embeddings are kept,
 the text embeddings stream through :class:`lgip_metric.scoring.join.ScoreJoin` (each scored as it arrives
@@ -48,7 +50,7 @@ from lgip_metric.scoring.image_data import ImageRows, image_loader
 from lgip_metric.models import Encoder, load_model, resolve_model, select_device
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, read_alike, read_groups,
-                                              read_rows, unique_texts)
+                                              read_rows, split_validated, unique_texts, validated_rows)
 from lgip_metric.scoring.join import Behind, ScoreJoin
 from lgip_metric.scoring.texts import batch_inputs, plan_batches
 
@@ -68,6 +70,7 @@ class ScoreRun:
     table: pa.Table | None = None  # scores.parquet's table; None on torchrun ranks > 0
     groups_table: pa.Table | None = None  # groups_scores.parquet's table, when written
     superseded: tuple[str, ...] = ()  # an earlier run's files of the folder these scores replaced (removed)
+    dropped: pa.Table | None = None  # with ``validated``: the scored rows the rule drops (not written), on rank 0
 
     @cached_property
     def frame(self) -> pd.DataFrame | None:
@@ -100,13 +103,15 @@ def score_dataset(
     limit: int | None = None,
     cache_chunk_rows: int = DEFAULT_CHUNK_ROWS,
     tree_packing: bool = True,
+    validated: bool = False,
 ) -> ScoreRun:
     """Score every row of ``config`` of ``dataset`` with ``model``; write scores and provenance to ``out_dir``.
 
     ``cache_dir`` defaults to :func:`lgip_metric.scoring.cache.default_cache_dir`; ``"none"`` disables the
     cache (and with it resuming). ``limit`` scores only the first rows. ``tree_packing=False`` encodes every
     text whole even where the text tower allows encoding each distinct token prefix once (recorded in
-    the provenance's ``text.tree_packing`` either way). Under ``torchrun`` every rank
+    the provenance's ``text.tree_packing`` either way). ``validated`` writes only the rows the validated rule
+    keeps (the others are scored too, and returned as ``ScoreRun.dropped``). Under ``torchrun`` every rank
     calls this; rank 0 writes the files and every rank returns the same :class:`ScoreRun`.
     """
     started = time.perf_counter()
@@ -121,7 +126,7 @@ def score_dataset(
     heap.map_large_blocks()
     ctx = distributed.setup(chosen)
     try:
-        job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started)
+        job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started, validated)
         return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, _workers(num_workers), tree_packing)
     finally:
         ctx.close()
@@ -136,8 +141,8 @@ def _workers(num_workers: int | None) -> int:
 class _Job:
     """One scoring run; methods are its steps, ``timing`` collects their durations."""
 
-    def __init__(self, spec, dataset, out_dir, config, batch_size, ctx, show, started):
-        self.spec, self.out_dir, self.config = spec, out_dir, config
+    def __init__(self, spec, dataset, out_dir, config, batch_size, ctx, show, started, validated):
+        self.spec, self.out_dir, self.config, self.validated = spec, out_dir, config, validated
         self.files = hub_io.DatasetFiles(dataset)  # each fact of the dataset read once (its fingerprint, build record)
         self.batch_size, self.ctx, self.show, self.started = batch_size, ctx, show, started
         self.timing: dict[str, float] = {}
@@ -152,6 +157,7 @@ class _Job:
         t = time.perf_counter()
         stamp = self.files.stamp(self.config)  # the shards as they are when first read: checked before writing
         rows = read_rows(self.files, self.config, limit)
+        kept = validated_rows(self.files, self.config, rows) if self.validated else None
         groups = read_groups(self.files)
         id_columns = [rows.column("image_id")]
         id_columns += [groups.column(c) for c in GROUP_IMAGES] if groups is not None else []
@@ -227,6 +233,10 @@ class _Job:
         table = (rows if keep.all() else rows.filter(pa.array(keep))).append_column("s_original", pa.array(values["s_original"], pa.float64()))
         table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
         table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
+        dropped = None
+        if kept is not None:  # the rows the validated rule drops were scored (for comparison), not written
+            table, dropped, counts["validated"] = split_validated(table, kept[keep])
+            counts["scored_rows"] = table.num_rows
         digests = {}
         written, digests["scores"] = _write_table(table, scores_path, schema.SCORE_COLUMNS)
         groups_written = None
@@ -239,7 +249,7 @@ class _Job:
         with _writing(provenance_path):
             atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
         provenance = self.ctx.broadcast(provenance)
-        return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written)
+        return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written, dropped=dropped)
 
     def _check_space(self, n_rows: int) -> None:
         """Refuse, before any model is loaded, an --out whose disk cannot hold the scores: about the size of
@@ -383,6 +393,7 @@ class _Job:
                 "fingerprint": self.fingerprint,
                 "seed": info.get("seed"),
                 "lexicon_version": info.get("lexicon_version"),
+                **({"validated": True} if self.validated else {}),
             },
             "counts": counts,
             "cache": {

@@ -1,6 +1,8 @@
-"""What the engine reads from a dataset: the rows, their unique texts and images, content keys."""
+"""What the engine reads from a dataset: the rows (and those the validated rule keeps), their unique texts and
+images, content keys."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable
 
 import numpy as np
@@ -12,6 +14,7 @@ from lgip_dataset import schema
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import DatasetFiles
 from lgip_dataset.image_cells import ImageCells
+from lgip_dataset.judging import RULE, validated_mask
 from lgip_metric.scoring.cache import content_key
 
 ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in schema.SCORE_VALUES)
@@ -29,6 +32,33 @@ def read_rows(files: DatasetFiles, config: str, limit: int | None) -> pa.Table:
     table = rows.select_columns(list(ROW_COLUMNS)).with_format("arrow")[:]
     _check_unique_row_ids(table, dataset, config)
     return table
+
+
+def validated_rows(files: DatasetFiles, config: str, rows: pa.Table) -> np.ndarray:
+    """Per row of ``rows`` (the first rows of ``config``, :func:`read_rows`), whether the validated rule keeps it
+    (:func:`lgip_dataset.judging.validated`; a folder built before labels has none, so its unlabelled flips of
+    the extended and imported types are dropped); DataError before any scoring when it keeps no row."""
+    data = files.load(config)
+    if "judged" in data.column_names:
+        judged = data.select_columns(["judged"]).with_format("arrow")[:rows.num_rows].column("judged")
+        majorities = pc.struct_field(judged, "majority").to_pylist()
+    else:
+        majorities = [None] * rows.num_rows
+    keep = validated_mask(rows.column("kind").to_pylist(), rows.column("type").to_pylist(), majorities)
+    if not keep.any():
+        raise DataError(f"--validated: the validated rule keeps none of the {rows.num_rows:,} rows of config {config!r} "
+                        f"of {files.dataset} (it keeps {RULE}); score them without --validated")
+    return keep
+
+
+def split_validated(table: pa.Table, kept: np.ndarray) -> tuple[pa.Table, pa.Table, dict]:
+    """A scored table's rows the validated rule keeps (``kept``, :func:`validated_rows`), those it drops, and
+    their counts (``kept_rows``, ``dropped_rows``, ``dropped_per_type``)."""
+    rule = pa.array(kept)
+    out, dropped = table.filter(rule), table.filter(pc.invert(rule))
+    per_type = Counter(dropped.column("type").to_pylist())
+    return out, dropped, {"kept_rows": out.num_rows, "dropped_rows": dropped.num_rows,
+                          "dropped_per_type": dict(sorted(per_type.items()))}
 
 
 def _check_unique_row_ids(rows: pa.Table, dataset, config: str) -> None:

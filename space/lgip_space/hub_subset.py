@@ -23,8 +23,9 @@ def first_rows(dataset_id: str, rows: int, folder: Path) -> Path:
     """Write ``folder`` (``pairs`` + ``images`` configs and a card) from the first ``rows`` rows of ``dataset_id``."""
     try:
         pairs = load_dataset(dataset_id, schema.PAIRS, split=schema.SPLIT, streaming=True)
-        pairs = pairs.select_columns(list(schema.PAIR_FEATURES))  # an older dataset's retired columns stay behind
-        pairs = datasets.Dataset.from_list(list(pairs.take(rows)), features=schema.PAIR_FEATURES)
+        columns = schema.PAIR_FEATURES  # an older dataset's retired columns stay behind; one it lacks is null
+        pairs = datasets.Dataset.from_list([{name: row.get(name) for name in columns} for row in pairs.take(rows)],
+                                           features=columns)
         wanted = set(pairs["image_id"])
         images = load_dataset(dataset_id, schema.IMAGES, split=schema.SPLIT, streaming=True)
         found = []
