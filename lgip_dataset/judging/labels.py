@@ -40,7 +40,7 @@ def read_labels(path: str | Path, items: int) -> dict[int, tuple[str, str]]:
     number or out of range, an unknown label, an item labelled twice; or naming the first items left unlabelled."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a spreadsheet's export may start with a BOM
     except FileNotFoundError:
         raise DataError(f"{path}: no such label file") from None
     except (OSError, UnicodeDecodeError) as err:
