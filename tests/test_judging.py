@@ -324,7 +324,15 @@ def expected_validated(pairs: pd.DataFrame) -> set[str]:
 
 
 def test_labels_survive_a_rebuild_and_the_validated_config_holds_what_the_rule_keeps(sample_coco_dir, image_ids,
-                                                                                     tmp_path):
+                                                                                     tmp_path, monkeypatch):
+    # the package's store labels val2017 flips, some of them this sample's: an empty one of its name stands in, so
+    # every label the builds carry is this test's own
+    import gzip
+    from lgip_dataset.judging import store as store_module
+    shipped = tmp_path / "package" / judging.SHIPPED_STORE.name
+    shipped.parent.mkdir()
+    shipped.write_bytes(gzip.compress(b"", mtime=0))
+    monkeypatch.setattr(store_module, "SHIPPED_STORE", shipped)
     first = build(sample_coco_dir, tmp_path / "first", image_ids[:8], "--no-images", "--families", "all")
     extended = "negation,scramble_all"
     key = draw(tmp_path, str(first), "--types", f"{extended},object", "--n", "12", "--per-type")
