@@ -12,8 +12,7 @@ category ("a large brown dog" -> "a large white brown dog"), or both of one ``RE
 extent, age, light, ground: "an old man and a young woman" -> "a young man and an old woman", "a grassy
 field with a sandy path" -> "a sandy field with a grassy path"; never "a young girl with a
 large umbrella" -> "a large girl with a young umbrella"); weather and crowd describe a scene and do not
-swap. This generates
-broadly, on purpose: no statistics are asked whether the new pairs are seen ("a green stop sign"), and what
+swap. This generates broadly, on purpose: no statistics are asked whether the new pairs are seen ("a green stop sign"), and what
 is absurd or no contradiction is left to blind judges, whose labels keep only the valid flips (``lgip
 judge``, the ``validated`` config). Not swapped: equal attributes or two colors of one color group, a color
 of a person ("a yellow woman"), and two nouns of one group or word ("a red car and a white car" means the
@@ -21,8 +20,8 @@ same after the swap). Articles before both attributes agree with the attribute n
 cat and a red bus" -> "a red cat and an orange bus"). The span runs from the first attribute to the second.
 
 Counts swap too (SugarCrepe's count swaps): two counts of different value and different nouns, of one list
-or one of them counting persons or animals, exchange their counts, each noun and its verb in the new number ("Two dogs and a cat are
-sleeping" -> "A dog and two cats are sleeping"), where a noun that becomes plural was seen counted by two
+or one of them counting persons or animals, exchange their counts, each noun and its verb in the new number
+("Two dogs and a cat are sleeping" -> "A dog and two cats are sleeping"), where a noun that becomes plural was seen counted by two
 or more; never where the caption says a count again ("both", "one of whom", "each other") or where a
 count is part of a name ("a four wheeler").
 """
@@ -47,8 +46,7 @@ from lgip_dataset.perturb.variant import Variant
 
 MIN_ATTESTED = 1  # captions of the other folds in which a noun that becomes plural was seen counted by two or more
 # categories a photo shows outright, which swap with each other ("a wooden table with a red chair" -> "a red
-# table with a wooden chair"); a size, an age or the light is relative ("a small bathroom with a large mirror"
-# may be both ways round) and does not swap
+# table with a wooden chair")
 CONCRETE = frozenset(("color", "material", "texture", "state"))
 # relative categories, which swap within their category only ("an old man and a young woman" -> "a young man
 # and an old woman"; never "a young girl with a large umbrella" -> "a large girl with a young umbrella")

@@ -8,17 +8,16 @@ that leaves a visible state, directly or after a determiner ("after the rain", "
 not "stretching before running" or "before the race", which look the same either way, nor
 "running after a ball", "kneeling before two horses") (``probes.json``). An upper-case word gets an upper-case opposite ("INSIDE").
 
-A spatial opposite is kept where the statistics of the other image folds attest it with the object: something
-seen in the opposite relation to the object at least ``MIN_ATTESTED`` times ("a cat under a car": things are
-seen on top of cars). This generates broadly, on purpose: what the object alone cannot rule out ("a pizza
-underneath a table") is left to blind judges, whose labels keep only the valid flips (``lgip judge``, the
-``validated`` config). The object may be a pronoun ("a stop sign with a street sign above it"), except for inside and outside, which
-are flipped only before an enclosure one can be in or out of
-(``probes.json`` ``enclosures``: a building, a room, a vehicle; not "in a large body of water outside", not
-"the food inside" a refrigerator); in front of and behind never in a caption naming a role the game places
-("a catcher behind the batter", ``role_fixed``); on top of, under and above never before the ground, a
-surface or water (``places.json``: "standing on top of a sandy beach" says only "on"). Left and right need no attestation, a mirrored photo being
-as plausible as the photo, unless the caption names both sides.
+A spatial opposite is kept wherever a noun or a pronoun follows it; no statistics are asked. This generates
+broadly, on purpose: what is absurd ("a pizza underneath a table") is left to blind judges, whose labels keep
+only the valid flips (``lgip judge``, the ``validated`` config). Rules drop what they can say: inside and
+outside are flipped only before an enclosure one can be in or out of (``probes.json`` ``enclosures``: a
+building, a room, a vehicle; not "in a large body of water outside", not "the food inside" a refrigerator),
+never before a pronoun; before a noun, in front of and behind never in a caption naming a role the game
+places ("a catcher behind the batter", ``role_fixed``), and on top of, under and above never before the
+ground, a surface or water (``places.json``: "standing on top of a sandy beach" says only "on"). Before a
+pronoun ("a street sign above it") only the enclosure rule is asked. Left and right need no noun, a mirrored
+photo being as plausible as the photo, unless the caption names both sides.
 """
 from __future__ import annotations
 
@@ -36,7 +35,6 @@ from lgip_dataset.perturb.variant import Variant
 DIRECTIONS = frozenset(("left", "right"))
 FRONT_BEHIND = frozenset((("in", "front", "of"), ("behind",)))
 EVENT_DETERMINERS = frozenset(("a", "an", "the", "his", "her", "their", "its", "my", "our"))
-MIN_ATTESTED = 1  # captions of the other folds relating something to the object by the opposite
 DEPTH = frozenset(("behind", "in front of"))  # no flip of these in a caption naming a role the game places
 IN_OUT = frozenset(("inside", "outside"))  # flipped only before an enclosure
 PRONOUNS = frozenset(("it", "him", "her", "them"))  # an object said before ("with a street sign above it")
@@ -45,7 +43,7 @@ GROUNDS = frozenset(("ground", "surface", "water"))  # the classes of places.jso
 
 
 def attested(ctx: CaptionContext, i: int, j: int, opposite: tuple[str, ...]) -> bool:
-    """True when the relation at tokens ``i..j-1`` turned into ``opposite`` is attested (see the module
+    """True when the relation at tokens ``i..j-1`` may turn into ``opposite`` (the rules of the module
     docstring); left and right always, unless the caption says both ("his right hand ... his left hand")."""
     if opposite[0] in DIRECTIONS:
         return not DIRECTIONS <= {t.low for t in ctx.tokens}
@@ -56,7 +54,8 @@ def attested(ctx: CaptionContext, i: int, j: int, opposite: tuple[str, ...]) -> 
         return new not in IN_OUT  # "a street sign above it": what it is, is said before
     if old is None or new is None or obj is None or obj == NONE:
         return False
-    ground = load_places().class_of.get(load_places().group_of.get((obj,), "")) in GROUNDS
+    places = load_places()
+    ground = places.class_of.get(places.group_of.get((obj,), "")) in GROUNDS
     return not ((new in IN_OUT and obj not in probes.enclosures) or (new in DEPTH and names_role_fixed(ctx))
                 or (new in VERTICAL and ground))
 
