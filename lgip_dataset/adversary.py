@@ -72,6 +72,28 @@ def random_folds(image_ids, folds: int, entropy) -> np.ndarray:
     return fold_of_unique[codes] if len(codes) else np.empty(0, dtype=np.int64)
 
 
+def text_groups(image_ids, texts) -> list[str]:
+    """Each row's cross-fitting group: its image joined with every image that shares one of its texts (compared
+    as their lower-cased words), named by the group's first image id in text order. A learner cross-fitted on
+    images alone would meet a held-out pair's very caption among its training pairs wherever two images share
+    it ("A man riding a wave on top of a surfboard."), and read it as known, not as a text habit."""
+    import pandas as pd
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    from lgip_dataset.ngram import words
+
+    image_codes, images = pd.factorize(pd.Series([str(i) for i in image_ids], dtype=object))
+    text_codes, _ = pd.factorize(pd.Series([" ".join(words(str(t))) for t in texts], dtype=object))
+    if not len(image_codes):
+        return []
+    count = len(images) + int(text_codes.max()) + 1
+    graph = sp.coo_matrix((np.ones(len(image_codes)), (image_codes, len(images) + text_codes)), shape=(count, count))
+    _, component = connected_components(graph, directed=False)
+    name = pd.Series(np.asarray(images, dtype=str)).groupby(component[:len(images)]).transform("min").to_numpy()
+    return name[image_codes].tolist()
+
+
 def _vectorizer(learner: str):
     from sklearn.feature_extraction.text import CountVectorizer
 

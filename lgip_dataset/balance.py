@@ -25,7 +25,8 @@ building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.ba
   held-out accuracy of a type is above ``TARGET`` (and two standard errors above chance), the ``DROP_SHARE`` of its
   chosen flips that the learners
   pick out most surely are dropped and the choice is made again with every candidate's mean margin as a
-  cost, at most ``MAX_ROUNDS`` times. No candidate is judged by a learner that saw its image.
+  cost, at most ``MAX_ROUNDS`` times. No candidate is judged by a learner that saw its image, nor its
+  caption's text on another image: the partitions keep images that share a caption text together.
 
 A set of more than ``BLOCK_CAPTIONS`` captions is chosen in blocks of images (a random partition from the
 build's stream), each block one program balanced on its own, so the time grows linearly with the captions;
@@ -40,7 +41,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lgip_dataset import balance_program
-from lgip_dataset.adversary import FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds
+from lgip_dataset.adversary import (FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds,
+                                    text_groups)
 from lgip_dataset.balance_program import Program, Site
 from lgip_dataset.measurable import learner_reason
 from lgip_dataset.perturb.registry import HARD
@@ -113,6 +115,7 @@ class _Blocks:
         ends = np.cumsum([len(p) for p in self.programs])
         self.spans = list(zip(np.r_[0, ends[:-1]].astype(int), ends.astype(int)))
         self.seed = seed
+        self.groups = text_groups(self.image_ids, self.captions)  # what the rounds' partitions keep together
         self._features = None
 
     def __len__(self) -> int:
@@ -134,11 +137,14 @@ class _Blocks:
         if self._features is None:
             self._features = {learner: pair_features(self.captions, [v.text for v in self.variants], learner)
                               for learner in LEARNERS}
-        columns = [fold_margins(self._features[learner],
-                                random_folds(self.image_ids, FOLDS, (STREAM, self.seed, _ROUND, round_, draw)),
-                                self.type_index, train=chosen)
+        columns = [fold_margins(self._features[learner], self.partition(round_, draw), self.type_index, train=chosen)
                    for draw in range(DRAWS) for learner in LEARNERS]
         return np.column_stack(columns)
+
+    def partition(self, round_: int, draw: int) -> np.ndarray:
+        """Every candidate's fold in the ``draw``-th random partition of ``round_``: of the groups of images that share
+        a caption text (:func:`~lgip_dataset.adversary.text_groups`), so that no learner meets a held-out caption."""
+        return random_folds(self.groups, FOLDS, (STREAM, self.seed, _ROUND, round_, draw))
 
 
 def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
@@ -169,8 +175,8 @@ def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
     for j in np.flatnonzero(chosen):
         site = problem.sites[problem.site[j]]
         flips.setdefault(site.caption_id, {}).setdefault(site.type, []).append(problem.variants[j])
-    audit = margins[:, 0]  # the last round's first partition: the build's own (in-sample) learner figure
-    figures = {**_learner_figures(problem, chosen, audit), "rounds": rounds, "blocks": len(problem.programs),
+    audit = margins[:, 0], problem.partition(round_, 0)  # the last round's first partition: the in-sample figure
+    figures = {**_learner_figures(problem, chosen, *audit), "rounds": rounds, "blocks": len(problem.programs),
                "mip_gaps": [g for p in problem.programs for g in p.gaps]}
     return flips, _figures(problem, chosen, allowed, audit), figures
 
@@ -188,18 +194,18 @@ def _held_out(margins: np.ndarray, chosen: np.ndarray, type_index: np.ndarray) -
             for t in np.unique(type_index[chosen])}
 
 
-def _learner_figures(problem: _Blocks, picked: np.ndarray, margins: np.ndarray) -> dict:
+def _learner_figures(problem: _Blocks, picked: np.ndarray, margins: np.ndarray, partition: np.ndarray) -> dict:
     """The word learner's held-out accuracy on the ``picked`` flips (a mask) with its 95% image-bootstrap
     interval, or None with the reason it is not measurable."""
     ids = [problem.image_ids[j] for j in np.flatnonzero(picked)]
-    reason = learner_reason(ids, [problem.types[j] for j in np.flatnonzero(picked)], FOLDS)
+    reason = learner_reason(ids, [problem.types[j] for j in np.flatnonzero(picked)], FOLDS, partition[picked])
     if reason:  # no number where no learner could be trained (measurable.py)
         return {"learner_accuracy": None, "learner_interval": None, "learner_not_measurable": reason}
     return {"learner_accuracy": held_out_accuracy(margins[picked]),
             "learner_interval": accuracy_interval(margins[picked], ids, seed=0)}
 
 
-def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: np.ndarray) -> dict:
+def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: tuple) -> dict:
     """Per type: sites, candidates, filtered, chosen flips, images with a site and with a flip, the word
     balance reached (largest |removed - inserted|, and its share of the uses for words used at least
     ``MIN_USES`` times), the bigram LM's preferences, and the build's own word learner's held-out accuracy."""
@@ -229,7 +235,7 @@ def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: n
             "frequent_words": len(frequent),
             "lm_prefers_caption": int((problem.lm_sign[picked] < 0).sum()),
             "lm_prefers_flip": int((problem.lm_sign[picked] > 0).sum()),
-            **_learner_figures(problem, chosen & of_type, audit),
+            **_learner_figures(problem, chosen & of_type, *audit),
         }
     return figures
 
@@ -242,8 +248,8 @@ def describe() -> dict:
                     "random target (the net count of a fair coin per image), missed only at a cost; as many flips the "
                     "bigram LM finds likelier than their caption as the reverse within each band of its strength; worth: "
                     "each image and each (image, type) with a flip, then each flip (less a cost per tier and per unit of "
-                    "cross-fitted learner margin); then adversarial rounds: word learners on random image partitions of "
-                    "the build's own stream score every candidate, and while a type's mean held-out accuracy is above the "
+                    "cross-fitted learner margin); then adversarial rounds: word learners on random partitions of the "
+                    "images (joined where they share a caption text) of the build's own stream score every candidate, and while a type's mean held-out accuracy is above the "
                     "target its most surely picked flips are dropped and the choice made again",
             **balance_program.describe(), "blocks_of_captions": BLOCK_CAPTIONS, "draws": DRAWS,
             "learners": list(LEARNERS), "learner_folds": FOLDS, "target": TARGET, "max_rounds": MAX_ROUNDS,

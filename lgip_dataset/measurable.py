@@ -38,17 +38,19 @@ def _orphan_folds(scored_folds, training_folds) -> bool:
     return any(not (training - {f}) for f in set(np.asarray(scored_folds).tolist()))
 
 
-def learner_reason(image_ids, types, folds: int) -> str | None:
-    """Why the held-out accuracy of learners trained per type over ``folds`` image folds
-    (:func:`lgip_dataset.adversary.image_folds`) on these pairs is not measurable (None: it is)."""
+def learner_reason(image_ids, types, folds: int, partition=None) -> str | None:
+    """Why the held-out accuracy of learners trained per type over ``folds`` image folds on these pairs is not
+    measurable (None: it is). ``partition``: each pair's fold in the partition the learners were cross-fitted on
+    (default: :func:`lgip_dataset.adversary.image_folds`)."""
     from lgip_dataset.adversary import image_folds
 
     image_ids, types = np.asarray(image_ids, dtype=object), np.asarray([str(t) for t in types])
     too_few = _too_few(image_ids)
     if too_few:
         return too_few
+    partition = image_folds(image_ids, folds) if partition is None else np.asarray(partition)
     for type_ in sorted(set(types.tolist())):
-        fold = image_folds(image_ids[types == type_], folds)
+        fold = partition[types == type_]
         if _orphan_folds(fold, fold):
             return f"type {type_!r}: every pair in one image fold, no learner to score it"
     return None
