@@ -38,6 +38,7 @@ setup(
         "gradio>=5",
         "inflect>=7",
         "lemminflect>=0.2.3",
+        "wordfreq>=3.1,<4",  # lgip_dataset.perturb.grammaticality: misspelt words in human captions
         "numpy>=2.0",  # lgip_metric.stats uses np.bitwise_count
         "pyarrow>=15",
         "pandas>=2",

@@ -11,6 +11,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterator
 
+from lgip_dataset.perturb import grammaticality
 from lgip_dataset.perturb.agreement import indefinite_article, is_noun_like, noun_for_number, present_verb_number
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
@@ -171,27 +172,12 @@ def article_count_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
             for site in article_count_sites(ctx)]
 
 
-_PLURAL_DETERMINERS = frozenset({"these", "those", "several", "many"})
-_VOWEL_LETTER_CONSONANT_SOUND = ("eu", "one", "once", "ewe")  # "a European", "a one-way street"
-
-
 def broken_caption(ctx: CaptionContext) -> bool:
-    """True for a human caption that is broken English already: an article that does not fit the word after it
-    ("a elephant", "A EGYPTION", "an dog") or a plural count or demonstrative before a singular object noun
-    ("Two girl", "these man"). Any flip of it is an invalid pair, whatever the flip changes, so the hard
-    families leave it alone."""
+    """True for a human caption that is broken English already (:mod:`lgip_dataset.perturb.grammaticality`: "a
+    elephant", "Two girl", "A man prepare", "a khaki pants", "congaing"). Any flip of it is an invalid pair,
+    whatever the flip changes, so the hard families leave it alone."""
     if "broken_caption" not in ctx.memo:
-        singular = {u.start for u in ctx.units.values() if u.form is not None and u.form.number == "singular"}
-        broken = False
-        for i, tok in enumerate(ctx.tokens):
-            nxt = ctx.next_word(i)
-            if nxt is None or not nxt.low[:1].isalpha():
-                continue
-            word = nxt.low
-            many = ctx.lex.numbers.get(tok.low, 0) >= 2 or tok.low in _PLURAL_DETERMINERS
-            broken |= (tok.low == "a" and word[0] in "aeio" and not word.startswith(_VOWEL_LETTER_CONSONANT_SOUND)) or (
-                tok.low == "an" and word[0] not in "aeiouh" and nxt.text.islower()) or (many and i + 1 in singular)
-        ctx.memo["broken_caption"] = broken
+        ctx.memo["broken_caption"] = grammaticality.broken(ctx)
     return ctx.memo["broken_caption"]
 
 
