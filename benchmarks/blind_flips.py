@@ -19,7 +19,7 @@ from lgip_dataset.ngram import BigramKN
 from lgip_metric import stats
 from lgip_metric.statistics import blind
 from lgip_metric.report.tables import markdown
-from lgip_metric.statistics.trigram import TrigramKN
+from lgip_dataset.ngram import TrigramKN
 
 
 def blind_summary(folder: Path) -> dict:

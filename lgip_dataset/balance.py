@@ -16,7 +16,9 @@ building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.ba
   against its test fold by construction: measured on val2017, a character learner at 0.45 and a naive
   Bayes learner at 0.37 with exact bigram balance), which measures the balance, not the texts. The flips
   the build's bigram LM finds less likely than their caption are as many as those it finds more likely,
-  within each band of the LM's strength;
+  within each band of the LM's strength, and so for the build's trigram LM of the captions outside the build
+  where the family records its figure (the hard types), its reading moved by the offset at which an independent
+  reader would expect a flip as likely as its caption (:func:`~lgip_dataset.balance_program.trigram_offset`);
 * **coverage on images**: at most one flip per site, every image and (image, type) with a flip worth more
   than a flip;
 * **adversarially filtered, the AFLite way**: learners (word 1-2-gram logistic regressions, one per type)
@@ -111,6 +113,8 @@ class _Blocks:
         self.image_ids = [i for p in self.programs for i in p.image_ids]
         self.diffs = [d for p in self.programs for d in p.diffs]
         self.lm_sign = np.sign(np.concatenate([p.lm_delta for p in self.programs])) if self.programs else np.zeros(0)
+        self.trigram_sign = (np.sign(np.concatenate([p.trigram_delta for p in self.programs])) if self.programs
+                             else np.zeros(0))  # NaN where the family records no trigram figure
         self.type_names, self.type_index = np.unique(self.types.astype(str), return_inverse=True)
         ends = np.cumsum([len(p) for p in self.programs])
         self.spans = list(zip(np.r_[0, ends[:-1]].astype(int), ends.astype(int)))
@@ -235,6 +239,9 @@ def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: t
             "frequent_words": len(frequent),
             "lm_prefers_caption": int((problem.lm_sign[picked] < 0).sum()),
             "lm_prefers_flip": int((problem.lm_sign[picked] > 0).sum()),
+            "trigram_prefers_caption": int((problem.trigram_sign[picked] < 0).sum()),
+            "trigram_prefers_flip": int((problem.trigram_sign[picked] > 0).sum()),
+            "trigram_offsets": [round(p.trigram_offsets[type_], 4) for p in problem.programs if type_ in p.trigram_offsets],
             **_learner_figures(problem, chosen & of_type, *audit),
         }
     return figures
@@ -246,7 +253,8 @@ def describe() -> dict:
                     "every site's pool of fitting candidates (scipy.optimize.milp, HiGHS): at most one flip per site; per "
                     "type every word and word bigram of the texts' difference removed as often as inserted up to a seeded "
                     "random target (the net count of a fair coin per image), missed only at a cost; as many flips the "
-                    "bigram LM finds likelier than their caption as the reverse within each band of its strength; worth: "
+                    "bigram LM, and the trigram LM where the family records it (the hard types), finds likelier than "
+                    "their caption as the reverse within each band of its strength; worth: "
                     "each image and each (image, type) with a flip, then each flip (less a cost per tier and per unit of "
                     "cross-fitted learner margin); then adversarial rounds: word learners on random partitions of the "
                     "images (joined where they share a caption text) of the build's own stream score every candidate, and while a type's mean held-out accuracy is above the "

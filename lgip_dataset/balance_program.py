@@ -3,7 +3,9 @@
 Variables, in this order: one per candidate (chosen or not), one per (image, type) and one per image (covered
 or not), and one per balance cell (how far its net count misses its target beyond the tolerance). A *cell* is
 a (type, word or word bigram) of the two texts' difference; its net count is the number of chosen flips that
-remove it less the number that insert it. Solved with ``scipy.optimize.milp`` (HiGHS), single-threaded.
+remove it less the number that insert it. The flips that the bigram LM, and the trigram LM where the family records
+its figure, find likelier than their caption are held as many as those they find less likely, per type and band of
+the LM's strength. Solved with ``scipy.optimize.milp`` (HiGHS), single-threaded.
 """
 from __future__ import annotations
 
@@ -26,11 +28,12 @@ DEVIATION_COST = 1.5  # per unit a cell's net count misses its target beyond the
 LM_TOLERANCE = 0.01  # |LM-prefers-caption - LM-prefers-flip| within a type and band, as a share of its sites (>= 2)
 LM_BANDS = (0.5, 1.5)  # |log-probability difference| bands within which the LM's preference is balanced
 FLIP_WORTH = 1.0  # what a chosen flip is worth
-TYPE_COVER_WORTH = 2.0  # what an image with a flip of a type is worth, beyond its flips
+TYPE_COVER_WORTH = 3.0  # what an image with a flip of a type is worth, beyond its flips
 IMAGE_COVER_WORTH = 4.0  # what an image with any hard flip is worth, beyond its types
 TIER_COST = 0.25  # per tier further from the original's kind
 LEARNER_COST = 0.4  # per unit of positive cross-fitted learner margin
 MIP_GAP = 1e-6  # relative gap every integer solve is taken to
+MIN_CALIBRATION = 50  # candidates of a type with both halves' trigram readings before their offset is measured
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,23 @@ def bigram_diff(caption: str, variant: str) -> tuple[Counter, Counter]:
     return before - after, after - before
 
 
+def trigram_offset(delta: np.ndarray, halves: np.ndarray) -> float:
+    """How far above 0 a candidate's trigram ``delta`` must be for an independent reader to expect it as likely as its
+    caption: among one type's candidates, E[independent | delta] = m + b (delta - m), with m their mean ``delta`` and b
+    the reliability of one reading (Spearman-Brown from the correlation r of the two ``halves``' readings, 2r / (1 + r)),
+    is 0 at delta = m (1 - 1/b). A choice that balances the sign of ``delta`` itself keeps the flips it reads too
+    kindly: selected on a noisy reading, they regress to the candidates' mean, below 0. 0 where it cannot be told
+    (fewer than ``MIN_CALIBRATION`` candidates with both halves, no spread, or a mean above 0)."""
+    both = ~np.isnan(halves).any(axis=1) & ~np.isnan(delta)
+    if both.sum() < MIN_CALIBRATION or np.ptp(halves[both, 0]) == 0 or np.ptp(halves[both, 1]) == 0:
+        return 0.0
+    r = float(np.corrcoef(halves[both, 0], halves[both, 1])[0, 1])
+    mean = float(delta[both].mean())
+    if not r > 0 or mean >= 0:
+        return 0.0
+    return mean * (1 - (1 + r) / (2 * r))
+
+
 def tie_break(seed: int, *parts) -> float:
     """A number in [0, 1) from a SHA-256 of the seed and ``parts``, the same on every machine."""
     digest = hashlib.sha256("\x1f".join(map(str, (seed, *parts))).encode()).digest()
@@ -78,6 +98,12 @@ class Program:
         self.image_ids = [sites[s].image_id for s, _ in rows]
         self.tier = np.array([v.plausibility["tier"] for v in self.variants], dtype=np.float64)
         self.lm_delta = np.array([v.plausibility["lm_delta"] for v in self.variants], dtype=np.float64)
+        self.trigram_delta = np.array([v.plausibility.get("trigram_delta", np.nan) for v in self.variants],
+                                      dtype=np.float64)  # NaN where the family records none (hard_relation)
+        halves = np.array([v.plausibility.get("trigram_halves", (np.nan, np.nan)) for v in self.variants],
+                          dtype=np.float64).reshape(len(rows), 2)
+        self.trigram_offsets = {t: trigram_offset(self.trigram_delta[m], halves[m])
+                                for t in sorted(set(self.types)) for m in [np.array(self.types) == t]}
         self.noise = np.array([tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
         self.diffs = [word_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
         _, self.group = np.unique(np.array([f"{i}\x1f{t}" for i, t in zip(self.image_ids, self.types)]),
@@ -120,13 +146,8 @@ class Program:
         self.tolerance = np.array([BIGRAM_TOLERANCE if " " in gram else WORD_TOLERANCE for _, gram in self.cells])
         deviation = self._rows(np.arange(count), n + self.group_count + self.image_count + np.arange(count),
                                np.ones(count), count)
-        type_names = sorted(set(self.types))
-        type_index = np.array([type_names.index(t) for t in self.types])
-        bands = len(LM_BANDS) + 1
-        band = np.searchsorted(np.asarray(LM_BANDS), np.abs(self.lm_delta), side="right")
-        lm = self._rows(type_index * bands + band, candidates, np.sign(self.lm_delta), len(type_names) * bands)
-        sites_of_type = Counter(site.type for site in self.sites)
-        lm_slack = np.repeat([max(2.0, np.floor(LM_TOLERANCE * sites_of_type[t])) for t in type_names], bands)
+        offset = np.array([self.trigram_offsets[t] for t in self.types], dtype=np.float64)
+        lm = [self._preference(delta) for delta in (self.lm_delta, self.trigram_delta - offset)]
         texts = defaultdict(list)  # one flip per text of a caption (two sites seldom give the same text)
         for j, variant in enumerate(self.variants):
             texts[(self.sites[self.site[j]].caption_id, variant.text)].append(j)
@@ -136,7 +157,8 @@ class Program:
         constraints = [LinearConstraint(one_per_site, -np.inf, 1.0),
                        LinearConstraint(self.balance - deviation, -np.inf, self.tolerance),  # net - deviation
                        LinearConstraint(self.balance + deviation, -self.tolerance, np.inf),  # net + deviation
-                       LinearConstraint(lm, -lm_slack, lm_slack), LinearConstraint(twin_rows, -np.inf, 1.0)]
+                       *(LinearConstraint(rows, -slack, slack) for rows, slack in lm),
+                       LinearConstraint(twin_rows, -np.inf, 1.0)]
         # a (image, type) or an image counts as covered only when one of its candidates is chosen
         for index, offset, total in ((self.group, n, self.group_count),
                                      (self.image, n + self.group_count, self.image_count)):
@@ -144,6 +166,20 @@ class Program:
                                np.r_[-np.ones(n), np.ones(total)], total)
             constraints.append(LinearConstraint(cover, -np.inf, 0.0))
         return constraints
+
+    def _preference(self, delta: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The rows that count, per type and band of an LM's strength (``LM_BANDS`` on ``|delta|``), the chosen flips
+        the LM finds likelier than their caption less those it finds less likely, and how far each may be from 0
+        (``LM_TOLERANCE`` of the type's sites, at least 2). A candidate without a ``delta`` (NaN) is in no row."""
+        type_names = sorted(set(self.types))
+        type_index = np.array([type_names.index(t) for t in self.types])
+        bands = len(LM_BANDS) + 1
+        band = np.searchsorted(np.asarray(LM_BANDS), np.abs(np.nan_to_num(delta)), side="right")
+        sign = np.where(np.isnan(delta), 0.0, np.sign(np.nan_to_num(delta)))
+        rows = self._rows(type_index * bands + band, np.arange(len(self)), sign, len(type_names) * bands)
+        sites_of_type = Counter(site.type for site in self.sites)
+        slack = np.repeat([max(2.0, np.floor(LM_TOLERANCE * sites_of_type[t])) for t in type_names], bands)
+        return rows, slack
 
     def retarget(self, chosen: np.ndarray) -> None:
         """Balance every cell to a seeded random target instead of zero, missed only at a cost per unit.
@@ -214,4 +250,6 @@ def describe() -> dict:
             "bigram_min_uses": BIGRAM_MIN_USES,
             "deviation_cost": DEVIATION_COST, "lm_tolerance": LM_TOLERANCE, "lm_bands": list(LM_BANDS),
             "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
-            "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP}
+            "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP,
+            "trigram_offset": "per type and block: m (1 - (1 + r) / 2r) over its candidates (trigram_offset), "
+                              f"0 below {MIN_CALIBRATION} candidates"}

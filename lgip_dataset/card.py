@@ -309,7 +309,8 @@ def _configs_section(info: dict, images: list[ImageEntry] | None) -> str:
                if schema.GROUPS in info["configs"] else "")
             + ("- `plausibility`: one row per hard flip (`hard_object`, `hard_color`, `hard_count`), keyed by "
                "`variant_id`: the figures its replacement was chosen by (`lm_delta`, `context_fit`, `typicality`, "
-               "`candidates`, `context`, `fold`), from COCO caption statistics of the other image folds.\n"
+               "`candidates`, `context`, `trigram_delta` where the set's choice balanced it, `fold`), from COCO "
+               "caption statistics of the other image folds.\n"
                if schema.PLAUSIBILITY in info["configs"] else "")
             + ("- `validated`: the `pairs` rows `lgip evaluate --validated` scores: " + RULE + ".\n"
                if schema.VALIDATED in info["configs"] else "")

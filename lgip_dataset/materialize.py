@@ -161,8 +161,8 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
     records = None
     if any(name in STATISTICAL for name in perturber.families):
         extra, records = statistics_captions(statistics, {e.image_id for e in selected} | shipped_image_ids())
-        own = [(e.image_id, c.text) for e in selected for c in e.captions]
-        perturber.plausibility = _build_counts([*own, *extra], progress, workers)
+        own = [(e.image_id, c.text, False) for e in selected for c in e.captions]  # no trigram (count_captions)
+        perturber.plausibility = _build_counts([*own, *((i, text, True) for i, text in extra)], progress, workers)
     counts, balance_report, judged = _write_text_shards(staging, selected, perturber, config.seed, progress,
                                                         imported, workers, labels)
     if config.groups:
@@ -328,7 +328,7 @@ def plausibility_rows(caption_id: str, image_id: int, result: PerturbResult) -> 
     """Rows of the ``plausibility`` config: the recorded figures of each hard flip of one caption."""
     return [{"variant_id": f"{caption_id}-f{i}", "caption_id": caption_id, "image_id": image_id, "type": v.type,
              **{k: v.plausibility[k] for k in ("lm_delta", "context_fit", "typicality", "candidates", "context")},
-             "fold": image_fold(image_id)}
+             "trigram_delta": v.plausibility.get("trigram_delta"), "fold": image_fold(image_id)}
             for i, v in enumerate(result.flips) if v.plausibility is not None]
 
 

@@ -131,6 +131,7 @@ PLAUSIBILITY_FEATURES = datasets.Features(
         "typicality": datasets.Value("float64"),  # log P(caption words | replacement) - log P(... | original)
         "candidates": datasets.Value("int32"),  # the site's candidates that fit their context
         "context": datasets.List(datasets.Value("string")),  # the context words (keys) the fit was measured on
+        "trigram_delta": datasets.Value("float64"),  # the same by the trigram KN, which the set's choice balances
         "fold": datasets.Value("int32"),  # the caption's image fold; its statistics came from the other folds
     }
 )

@@ -18,11 +18,12 @@ VOCABULARY = ("dog", "cat", "horse", "sheep", "cow", "bear")
 
 
 def _site(caption_id: str, image_id: int, original: str, replacements: list[str], type_: str = "hard_object",
-          deltas: list[float] | None = None) -> balance.Site:
+          deltas: list[float] | None = None, trigram: list[float] | None = None) -> balance.Site:
     caption = f"A {original} is standing in the field."
     candidates = tuple(
         Variant(caption.replace(original, r, 1), "flip", type_, original, r, (2, 2 + len(original)),
-                plausibility={"tier": 0, "lm_delta": (deltas or [0.0] * len(replacements))[k]})
+                plausibility={"tier": 0, "lm_delta": (deltas or [0.0] * len(replacements))[k],
+                              **({"trigram_delta": trigram[k]} if trigram else {})})
         for k, r in enumerate(replacements))
     return balance.Site(caption_id, image_id, caption, type_, candidates)
 
@@ -86,6 +87,37 @@ def test_the_text_only_language_model_is_balanced_both_ways():
     sites += [_site(f"f{i}", 90 + i, "cow", ["horse"], deltas=[2.0]) for i in range(3)]
     report = balance.choose(sites, seed=0).report["per_type"]["hard_object"]
     assert abs(report["lm_prefers_caption"] - report["lm_prefers_flip"]) <= 2
+
+
+def test_the_trigram_language_model_is_balanced_both_ways_where_the_family_records_it():
+    """The bigram is neutral here and the trigram is not: the choice still holds the trigram's preferences even. A
+    family that records no trigram figure (NaN) is held by the bigram alone."""
+    sites = [_site(f"c{i}", i, "dog", ["cat"], trigram=[-1.0]) for i in range(12)]
+    sites += [_site(f"d{i}", 50 + i, "cat", ["dog"], trigram=[-1.0]) for i in range(12)]
+    sites += [_site(f"e{i}", 80 + i, "horse", ["cow"], trigram=[2.0]) for i in range(3)]
+    sites += [_site(f"f{i}", 90 + i, "cow", ["horse"], trigram=[2.0]) for i in range(3)]
+    report = balance.choose(sites, seed=0).report["per_type"]["hard_object"]
+    assert report["lm_prefers_caption"] == report["lm_prefers_flip"] == 0
+    assert abs(report["trigram_prefers_caption"] - report["trigram_prefers_flip"]) <= 2 and report["flips"] < 30
+    untold = [_site(s.caption_id, s.image_id, s.candidates[0].original, [s.candidates[0].replacement])
+              for s in sites]
+    assert balance.choose(untold, seed=0).report["per_type"]["hard_object"]["flips"] == 30
+
+
+def test_the_trigram_offset_is_where_an_independent_reading_expects_the_flip_as_likely_as_its_caption():
+    """Readings = truth + noise, truth below 0 on average: the offset from the two halves' agreement is where the
+    regression of a third, independent reading on one crosses 0 (within sampling error); 0 where it cannot be told."""
+    rng = np.random.default_rng(0)
+    truth = rng.normal(-1.0, 1.0, 20_000)
+    half = truth[:, None] + rng.normal(0, 1.0 * np.sqrt(2), (truth.size, 2))  # each half twice the noise of a reading
+    reading = truth + rng.normal(0, 1.0, truth.size)
+    independent = truth + rng.normal(0, 1.0, truth.size)
+    slope, intercept = np.polyfit(reading, independent, 1)
+    offset = balance_program.trigram_offset(reading, half)
+    assert offset == pytest.approx(-intercept / slope, abs=0.1) and offset > 0.5
+    assert balance_program.trigram_offset(reading[:10], half[:10]) == 0.0  # too few candidates
+    assert balance_program.trigram_offset(reading + 5, half + 5) == 0.0  # the candidates read likely on average
+    assert balance_program.trigram_offset(reading, np.full_like(half, np.nan)) == 0.0  # no halves recorded
 
 
 def test_the_choice_is_seeded_and_reproducible():

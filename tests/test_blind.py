@@ -9,7 +9,7 @@ import pytest
 
 from lgip_dataset.ngram import BigramKN, words
 from lgip_metric.statistics import blind
-from lgip_metric.statistics.trigram import TrigramKN
+from lgip_dataset.ngram import TrigramKN
 
 
 def test_kneser_ney_bigram_matches_a_hand_computation():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from lgip_dataset import SAMPLE_DIR, adversary, balance
@@ -74,11 +75,29 @@ def test_the_corpus_leaves_out_the_audited_images_and_texts_and_says_so(tmp_path
                                                   {"id": 2, "image_id": 2, "caption": "A cat on a mat."},
                                                   {"id": 3, "image_id": 2, "caption": "Two birds in a tree."}]}))
     kept, info = held_out.corpus_captions(corpus, audited_images=[1], audited_captions=["Two birds in a tree."])
-    assert kept == ["A cat on a mat."]
-    assert info == {"file": "captions.json", "captions": 1, "images": 1, "left_out_audited_images": 1,
-                    "left_out_audited_texts": 1}
+    assert kept == [(2, "A cat on a mat.")]
+    assert {k: v for k, v in info.items() if k != "scored_by"} == {
+        "file": "captions.json", "captions": 1, "images": 1, "left_out_audited_images": 1, "left_out_audited_texts": 1}
     with pytest.raises(DataError, match="--lm-corpus .*outside the audited set"):
         held_out.corpus_captions(corpus, audited_images=[1, 2], audited_captions=[])
+
+
+def test_the_corpus_lm_scores_each_row_with_the_half_of_the_corpus_no_build_counted_for_it():
+    """A build chooses an image's flips with the other statistics fold's counts; the corpus LM of a row learns only
+    the corpus captions of the row's own fold, so a corpus text in the other fold never moves its score."""
+    from lgip_dataset.ngram import TrigramKN, image_fold
+
+    ids = list(range(1, 40))
+    same = next(i for i in ids if image_fold(i) == image_fold(1) and i != 1)
+    other = next(i for i in ids if image_fold(i) != image_fold(1))
+    rows = pd.DataFrame({"image_id": [1], "caption": ["a red bus on a street"], "variant": ["a blue bus on a street"]})
+    corpus = [(same, "a blue bus on a street"), (same, "a dog on a bed")]
+    original, variant = held_out.corpus_lm_scores(rows, corpus)
+    expected = TrigramKN().fit([text for _, text in corpus])
+    assert original[0] == pytest.approx(expected.logprob("a red bus on a street"))
+    assert variant[0] == pytest.approx(expected.logprob("a blue bus on a street"))
+    moved = held_out.corpus_lm_scores(rows, [*corpus, *[(other, "a red bus on a street")] * 3])
+    assert moved[0][0] == pytest.approx(original[0]) and moved[1][0] == pytest.approx(variant[0])
 
 
 def test_lgip_audit_prints_held_out_and_in_sample_tables_and_the_scaling_table(tmp_path, capsys):

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from lgip_metric.cli import main
+from lgip_dataset.ngram import image_half, sentence_trigrams
 from lgip_dataset.perturb import Perturber, grammaticality
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families import hard, hard_sites
@@ -221,6 +222,22 @@ def test_build_counts_add_the_build_to_the_shipped_table():
     assert built.folds[0].bigrams - shipped.folds[0].bigrams == _bigrams_of("A zebra grazing on a hillside.")
 
 
+def test_the_trigram_lm_learns_captions_outside_the_build_only():
+    """The build's own captions add bigrams but no trigram; a --statistics-captions caption (outside) adds both, and
+    the shipped table holds the trigrams of its corpus."""
+    caption = "A zebra grazing on a hillside."
+    shipped = shipped_counts()
+    assert sum(shipped.folds[0].trigrams.values()) > 100_000
+    own = build_counts([(FOLD_IDS[0], caption)])
+    outside = build_counts([(FOLD_IDS[0], caption, True)])
+    assert own.folds[0].trigrams == shipped.folds[0].trigrams
+    half = image_half(FOLD_IDS[0])
+    assert outside.folds[0].trigrams - shipped.folds[0].trigrams == Counter((half, *t) for t in sentence_trigrams(caption))
+    assert own.folds[0].bigrams == outside.folds[0].bigrams
+    before = shipped.for_image(FOLD_IDS[1]).trigram_delta(caption, caption.replace("zebra", "horse"))
+    assert outside.for_image(FOLD_IDS[1]).trigram_delta(caption, caption.replace("zebra", "horse")) < before
+
+
 def _bigrams_of(caption: str):
     counts = Counts()
     counts.add(caption, LEX)
@@ -241,7 +258,7 @@ def test_text_alone_sits_near_chance_on_the_hard_flips_of_the_embedded_sample():
     from lgip_dataset import SAMPLE_DIR
     from lgip_dataset.hub_io import load_config
     from lgip_metric.statistics import blind
-    from lgip_metric.statistics.trigram import TrigramKN
+    from lgip_dataset.ngram import TrigramKN
 
     captions = load_config(SAMPLE_DIR, "captions").to_pandas()
     pairs = list(zip(captions["image_id"], captions["caption"], captions["caption_id"]))

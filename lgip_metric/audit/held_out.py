@@ -12,7 +12,9 @@ scorer it was never tuned on is the figure that counts. So the audit judges the 
   over the draws;
 - **a Kneser-Ney trigram on captions of other images**: cross-fitted over the same fresh partitions (trained
   on the captions of the other folds' images) and, with a caption corpus (:func:`corpus_captions`), one trained
-  on the corpus's captions of images outside the audited set. A build's own LM is a bigram on its own folds.
+  on the corpus's captions of images outside the audited set, per row only on those of its image's statistics
+  fold: a build chooses a caption's flips with the other fold's counts, so no build counted them for that row.
+  A build's own LMs are a bigram and a trigram on its statistics' folds.
 
 Blocks pool their types' margins, as the in-sample figures do.
 """
@@ -44,8 +46,9 @@ def describe() -> dict:
                          "char": "logistic regression on character 2-4-grams (lgip_dataset.adversary)",
                          "nb": f"sklearn MultinomialNB(alpha={NB_ALPHA}) on word 1-2-gram counts, captions one class "
                                "and flips the other; margin = log-likelihood ratio of caption minus flip"},
-            "lm": "trigram Kneser-Ney (lgip_metric.statistics.trigram), trained on the captions of the other folds' "
-                  "images, and on a corpus's captions of images outside the audited set when one is given"}
+            "lm": "trigram Kneser-Ney (lgip_dataset.ngram), trained on the captions of the other folds' "
+                  "images, and on a corpus's captions of images outside the audited set when one is given (each row by "
+                  "those of its own image's statistics fold, which no build counts for it)"}
 
 
 def partitions(image_ids, *, seed: int = 0, repeats: int = REPEATS, folds: int = FOLDS) -> list[np.ndarray]:
@@ -134,7 +137,7 @@ def fresh_lm_scores(rows: pd.DataFrame, train: pd.DataFrame, fold_of_rows: np.nd
                     folds: int) -> tuple[np.ndarray, np.ndarray]:
     """Trigram log-probabilities of every row's caption and variant, each from the model trained on the captions
     (``train``: ``caption_id``, ``caption``) of the other folds' images."""
-    from lgip_metric.statistics.trigram import TrigramKN
+    from lgip_dataset.ngram import TrigramKN
 
     original, variant = np.zeros(len(rows)), np.zeros(len(rows))
     for f in range(folds):
@@ -146,20 +149,28 @@ def fresh_lm_scores(rows: pd.DataFrame, train: pd.DataFrame, fold_of_rows: np.nd
     return original, variant
 
 
-def corpus_lm_scores(rows: pd.DataFrame, corpus: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Trigram log-probabilities of every row's caption and variant from the model trained on ``corpus``."""
-    from lgip_metric.statistics.trigram import TrigramKN
+def corpus_lm_scores(rows: pd.DataFrame, corpus: list[tuple[object, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Trigram log-probabilities of every row's caption and variant from a model trained on the ``corpus`` captions
+    (``(image id, text)``) of the row's own statistics fold (:func:`lgip_dataset.ngram.image_fold`): a build chooses
+    the flips of an image's captions with the counts of the *other* fold only (the shipped table's and its own),
+    so this half of the corpus is one no build counted for the rows it scores, whatever the corpus."""
+    from lgip_dataset.ngram import FOLDS as STATISTICS_FOLDS
+    from lgip_dataset.ngram import TrigramKN, image_fold
 
-    lm = TrigramKN().fit(corpus)
+    row_fold = np.array([image_fold(i) for i in rows["image_id"]], dtype=np.int64)
+    corpus_fold = np.array([image_fold(i) for i, _ in corpus], dtype=np.int64)
     original, variant = np.zeros(len(rows)), np.zeros(len(rows))
-    blind.score_rows(lm, rows, original, variant, np.ones(len(rows), dtype=bool))
+    for f in range(STATISTICS_FOLDS):
+        if (row_fold == f).any():
+            lm = TrigramKN().fit([text for (_, text), k in zip(corpus, corpus_fold) if k == f])
+            blind.score_rows(lm, rows, original, variant, row_fold == f)
     return original, variant
 
 
-def corpus_captions(path: str | Path, audited_images, audited_captions) -> tuple[list[str], dict]:
-    """The captions of a COCO or Karpathy captions file whose images are outside the audited set (and whose text
-    is none of the audited captions), and what was kept and left out. A DataError names the file when it holds
-    no such caption."""
+def corpus_captions(path: str | Path, audited_images, audited_captions) -> tuple[list[tuple[object, str]], dict]:
+    """The captions (``(image id, text)``) of a COCO or Karpathy captions file whose images are outside the audited
+    set (and whose text is none of the audited captions), and what was kept and left out. A DataError names the
+    file when it holds no such caption."""
     from lgip_dataset.coco import read_captions
     from lgip_dataset.skips import SkipLog
 
@@ -175,13 +186,15 @@ def corpus_captions(path: str | Path, audited_images, audited_captions) -> tuple
             if caption.text in texts:
                 same_text += 1
             else:
-                kept.append(caption.text)
+                kept.append((entry.image_id, caption.text))
     if not kept:
         raise DataError(f"--lm-corpus {path}: none of its captions is of an image outside the audited set; pass "
                         "captions of other images")
     return kept, {"file": Path(path).name, "captions": len(kept),
                   "images": sum(1 for e in entries if str(e.image_id) not in images),
-                  "left_out_audited_images": same_image, "left_out_audited_texts": same_text}
+                  "left_out_audited_images": same_image, "left_out_audited_texts": same_text,
+                  "scored_by": "each row by the corpus captions of its own image's statistics fold (half the corpus), "
+                               "which no build counts for it"}
 
 
 def scaling(rows: pd.DataFrame, groups: dict[str, list[str]], sizes, *, learners=LEARNERS, seed: int = 0,

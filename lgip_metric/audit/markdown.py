@@ -56,7 +56,8 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
              "regressions on word 1-2-grams / character 2-4-grams; nb: naive Bayes on word 1-2-grams. PR: "
              "caption-nested share where the LM scores the caption above the negative (a tie is not positive)"
              + (f"; the corpus LM learnt {settings['corpus']['captions']:,} captions of "
-                f"{settings['corpus']['images']:,} other images in {settings['corpus']['file']}" if "corpus" in settings
+                f"{settings['corpus']['images']:,} other images in {settings['corpus']['file']}, each row scored by those of "
+                "its own image's statistics fold (the half no build counts for it)" if "corpus" in settings
                 else "") + ". 0.5 is chance, and a figure below it is an artifact too. Blocks pool their types' pairs. "
                 f"Not measurable: {RULE}.\n")
     if untrained:

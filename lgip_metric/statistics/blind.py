@@ -2,7 +2,7 @@
 
 (a) Text-only plausibility scorers: the bigram Kneser-Ney model of :mod:`lgip_dataset.ngram` (``lm``)
     and, as a check the hard flips were not selected against, the trigram of
-    :mod:`lgip_metric.statistics.trigram` (``trigram``), each
+    :mod:`lgip_dataset.ngram` (``trigram``), each
     trained on the evaluated dataset's own human captions and **cross-fitted by image**: images
     fall in two folds by a stable hash of their id, the model trained on one fold's captions
     scores the rows of the other fold's images, so no caption is scored by a model that saw it.
@@ -32,7 +32,7 @@ from lgip_dataset import adversary
 from lgip_dataset.ngram import FOLDS, BigramKN, image_fold
 from lgip_metric import stats
 from lgip_metric.statistics import score_table
-from lgip_metric.statistics.trigram import TrigramKN
+from lgip_dataset.ngram import TrigramKN
 
 COLLAPSE = 0.99
 LM_DESCRIPTION = (
@@ -41,7 +41,7 @@ LM_DESCRIPTION = (
     "one fold scores the rows of the other fold's images)"
 )
 TRIGRAM_DESCRIPTION = (
-    "trigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_metric.statistics.trigram; a second "
+    "trigram language model, interpolated Kneser-Ney (d=0.75), implemented in lgip_dataset.ngram; a second "
     "text-only scorer, not the one the hard flips were selected with; trained and cross-fitted as the bigram"
 )
 

@@ -307,6 +307,15 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     return sites + quantifiers + hard_sites.article_count_flips(ctx) + hard_sites.bare_plural_flips(ctx)
 
 
+def _with_trigram(ctx: CaptionContext, variants: list[Variant]) -> list[Variant]:
+    """The pooled ``variants`` with their ``trigram_delta`` (:meth:`Plausibility.trigram_delta`, of the same
+    statistics as ``lm_delta``), whose sign the set-level choice balances (:mod:`lgip_dataset.balance_program`)."""
+    scorer = attached(ctx)
+    return [dataclasses.replace(v, plausibility={
+        **v.plausibility, "trigram_delta": round(scorer.trigram_delta(ctx.text, v.text), 6),
+        "trigram_halves": [round(d, 6) for d in scorer.trigram_halves_delta(ctx.text, v.text)]}) for v in variants]
+
+
 def _hard(name: str, base: Callable) -> None:
     """Register the hard family ``name`` over the sites and candidates of ``base``."""
 
@@ -320,7 +329,8 @@ def _hard(name: str, base: Callable) -> None:
     def pools(ctx: CaptionContext, rng: KeyedRandom) -> list[list[Variant]]:
         if hard_sites.broken_caption(ctx):
             return []
-        return [found for site in base(ctx, rng) if (found := pool(name, *_fitting(ctx, name, list(site))))]
+        return [_with_trigram(ctx, found) for site in base(ctx, rng)
+                if (found := pool(name, *_fitting(ctx, name, list(site))))]
 
     generate.__doc__ = f"One {name} flip per site of {base.__name__} that has a fitting candidate."
     pools.__doc__ = f"The :func:`pool` of every site of {base.__name__} that has one."
