@@ -180,16 +180,24 @@ def _balance_section(hard_flips: dict | None) -> str | None:
         low, high = figures["learner_interval"] or (float("nan"), float("nan"))
         return f"{figures['learner_accuracy']:.3f} [{low:.3f}, {high:.3f}]"
 
+    def trigram(figures: dict) -> str:
+        offsets = figures.get("trigram_offsets") or []
+        if not figures.get("trigram_prefers_caption", 0) + figures.get("trigram_prefers_flip", 0):
+            return "—"
+        return (f"{figures['trigram_prefers_caption']:,} / {figures['trigram_prefers_flip']:,} (offset "
+                + ", ".join(f"{o:.2f}" for o in offsets) + ")")
+
     rows = ["| type | flips | images with a site | images with a flip | balance cells off target (largest miss) | "
-            "bigram LM: caption / flip likelier | in-sample: build's word learner [95% CI] |",
-            "|---|---:|---:|---:|---|---|---|"]
+            "bigram LM: caption / flip likelier | trigram LM of outside captions: caption / flip likelier past the "
+            "offset | in-sample: build's word learner [95% CI] |",
+            "|---|---:|---:|---:|---|---|---|---|"]
     for type_, f in report["per_type"].items():
         rows.append(f"| {type_} | {f['flips']:,} | {f['images_with_site']:,} | {f['images_with_flip']:,} | "
                     f"{f['cells_off_target']:,} of {f['balance_cells']:,} ({f['largest_target_miss']:g}) | "
-                    f"{f['lm_prefers_caption']:,} / {f['lm_prefers_flip']:,} | {accuracy(f)} |")
+                    f"{f['lm_prefers_caption']:,} / {f['lm_prefers_flip']:,} | {trigram(f)} | {accuracy(f)} |")
     hard_set = report.get("hard_set")
     if hard_set:
-        rows.append(f"| **hard set** | {sum(f['flips'] for t, f in report['per_type'].items() if t in HARD):,} | | | | | "
+        rows.append(f"| **hard set** | {sum(f['flips'] for t, f in report['per_type'].items() if t in HARD):,} | | | | | | "
                     f"{accuracy(hard_set)} |")
         rounds = "; ".join(f"round {k}: {r['chosen']:,} flips, " + ", ".join(f"{t} {a:.3f}" for t, a in r["held_out"].items())
                            for k, r in enumerate(hard_set.get("rounds", [])))
@@ -197,7 +205,8 @@ def _balance_section(hard_flips: dict | None) -> str | None:
             "The hard flips" + (" (and the `hard_relation` flips, balanced on their own)" if set(report["per_type"]) - set(HARD)
                                 else "") + " are chosen across the whole build, not caption by caption: " + report["rule"] + ". "
             "The figures below are **in-sample**: the build's own word learner on its own random image partitions, "
-            "and its own bigram LM, the instruments it chose against, so a figure near 0.5 here says little. The "
+            "and its own bigram and trigram LMs, the instruments it chose against, so a figure near 0.5 here says "
+            "little. The "
             "held-out figures (learners of two classes on partitions drawn at audit time, trigram LMs on other "
             "images' captions) are what `lgip audit <folder>` prints, and the section above gives them for the "
             "reference builds.\n\n" + "\n".join(rows)
