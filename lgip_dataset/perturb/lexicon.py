@@ -68,6 +68,9 @@ class Lexicon:
     plural_in_use: frozenset[str]  # groups whose singular reads odd as a replacement ("riding a ski")
     supercategory_words: dict[str, frozenset[str]]  # "vehicle" -> "vehicle", "vehicles": names of a supercategory
     swap_classes: dict[str, frozenset[str]]  # group -> its swap classes ("dog" -> "pets"), hard object flips only
+    overlapping_groups: frozenset[frozenset[str]]  # {"woman", "girl"}: person groups never swapped (hard object)
+    gendered_words: dict[str, frozenset[str]]  # "female" -> "lingerie", "skirt": gender said besides the noun
+    part_of: dict[str, frozenset[str]]  # "car" -> "train": a part ("Train with cars"), no hard object flip
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
@@ -152,7 +155,10 @@ def _objects(data: dict) -> dict:
                 pronoun_gender=dict(frames["pronoun_gender"]), relative_animate=frozenset(frames["relative_animate"]),
                 plural_in_use=frozenset(frames["plural_in_use"]),
                 supercategory_words={k: frozenset(v) for k, v in frames["supercategory_words"].items()},
-                swap_classes=_swap_classes(groups, frames["swap_classes"]))
+                swap_classes=_swap_classes(groups, frames["swap_classes"]),
+                overlapping_groups=frozenset(frozenset(pair) for pair in frames["overlapping_groups"]),
+                gendered_words={k: frozenset(v) for k, v in frames["gendered_words"].items()},
+                part_of={k: frozenset(v) for k, v in frames["part_of"].items()})
 
 
 def _swap_classes(groups: dict[str, ObjectGroup],

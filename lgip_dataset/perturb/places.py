@@ -23,6 +23,8 @@ class Places:
     class_of: dict[str, str]  # group -> class
     near: dict[str, frozenset[str]]  # group -> groups one picture may show with it
     max_words: int
+    fixed_by: dict[str, frozenset[str]]  # "water" -> "boat", "paddles": caption words that keep the place
+    apart: dict[str, frozenset[str]]  # "water" -> "field": no flip into one in a caption naming the other
 
 
 @lru_cache(maxsize=1)
@@ -38,7 +40,12 @@ def load_places() -> Places:
     for one, other in data["near"]:
         near[one].add(other)
         near[other].add(one)
-    return Places(group_of, class_of, {g: frozenset(n) for g, n in near.items()}, max(map(len, group_of)))
+    apart: dict[str, set[str]] = {g: set() for g in class_of}
+    for one, other in data["apart"]:
+        apart[one].add(other)
+        apart[other].add(one)
+    return Places(group_of, class_of, {g: frozenset(n) for g, n in near.items()}, max(map(len, group_of)),
+                  {g: frozenset(w) for g, w in data["fixed_by"].items()}, {g: frozenset(a) for g, a in apart.items()})
 
 
 @dataclass(frozen=True)

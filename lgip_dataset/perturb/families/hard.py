@@ -73,7 +73,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.3.0"
+VERSION = "2.4.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -109,6 +109,27 @@ def _gender_clash(ctx: CaptionContext, one: str, other: str) -> bool:
     return bool(a and b and a != b and any(t.low in ctx.lex.pronoun_gender for t in ctx.tokens))
 
 
+def _gender_said(ctx: CaptionContext, one: str, other: str) -> bool:
+    """True when the groups have other genders and the caption says the old one's gender besides its noun
+    (lexicon ``frames.gendered_words``: "A woman in lingerie", "in a skirt", "two other mens wine glasses")."""
+    a, b = ctx.lex.groups[one].gender, ctx.lex.groups[other].gender
+    said = ctx.lex.gendered_words.get(a or "", frozenset())
+    return bool(a and b and a != b and any(t.low in said for t in ctx.tokens))
+
+
+def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
+    """True for person groups whose words overlap in use (lexicon ``frames.overlapping_groups``: "girl" is
+    said of young women, so "a woman" -> "a girl" is no contradiction)."""
+    return frozenset((one, other)) in ctx.lex.overlapping_groups
+
+
+def _part_named(ctx: CaptionContext, group: str) -> bool:
+    """True when the noun names part of a thing the caption names (lexicon ``frames.part_of``: "Train with
+    cars" are rail cars, no "Train with buses")."""
+    wholes = ctx.lex.part_of.get(group, frozenset())
+    return any(t.low in wholes for t in ctx.tokens)
+
+
 def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
     """0: same swap class of a COCO supercategory (lexicon ``frames.swap_classes``: "dog" -> "cat", "man"
     -> "boy", "knife" -> "fork", "kitchen" -> "bathroom": a place keeps to its class); 1: the other gender's
@@ -118,7 +139,9 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     person on a table talking", "a horse riding in the cab of a pickup truck", "a little kid on a
     baseball glove"), a noun the caption already names, or one it names by a broader or narrower word
     ("a man and woman" -> "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no
-    contradiction), or another gender where a he/she pronoun may refer to the noun."""
+    contradiction), another gender where a he/she pronoun may refer to the noun or the caption says the
+    old gender otherwise (:func:`_gender_said`), a person group whose words overlap the old one's
+    (:func:`_overlapping`), or any noun for a part of a thing the caption names (:func:`_part_named`)."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
         return 0
@@ -130,7 +153,8 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     if any(t.low in broader for t in ctx.tokens):
         return None
     old_group = ctx.units[first].form.group
-    if _gender_clash(ctx, old_group, new_group):
+    if _gender_clash(ctx, old_group, new_group) or _gender_said(ctx, old_group, new_group) or _overlapping(
+            ctx, old_group, new_group) or _part_named(ctx, old_group):
         return None
     return _swap_kin(ctx, old_group, new_group)
 

@@ -12,7 +12,8 @@ import itertools
 from collections.abc import Iterator
 
 from lgip_dataset.perturb import grammaticality
-from lgip_dataset.perturb.agreement import indefinite_article, is_noun_like, noun_for_number, present_verb_number
+from lgip_dataset.perturb.agreement import (can_be_noun, indefinite_article, is_noun_like, noun_for_number,
+                                           present_verb_number, word_lemmas)
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
 from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, has_phrase,
@@ -21,6 +22,7 @@ from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_s
 from lgip_dataset.perturb.lexicon import NounForm
 from lgip_dataset.perturb.families.objects import object_sites
 from lgip_dataset.perturb.places import load_places, place_sites
+from lgip_dataset.perturb.probe_lexicon import load_probe_lexicon
 from lgip_dataset.perturb.text import tokenize
 from lgip_dataset.perturb.variant import Variant
 
@@ -34,9 +36,20 @@ _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "h
 
 
 def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
-    """The flips of every place site (the article before it agreeing)."""
+    """The flips of every place site (the article before it agreeing) that another word of the caption does
+    not fix (:func:`_place_fixed`), to a place no other place of the caption keeps apart from it."""
+    words = {t.low for t in ctx.tokens}
+    places = load_places()
+    named = {places.group_of[(w,)] for w in words if (w,) in places.group_of}
     return [iter([flip(ctx, "hard_object", site.first, ctx.span(site.first, site.end), target)
-                  for target in site.targets]) for site in place_sites(ctx)]
+                  for target in site.targets if not places.apart.get(target, frozenset()) & named])
+            for site in place_sites(ctx) if not _place_fixed(ctx, site.group, words)]
+
+
+def _place_fixed(ctx: CaptionContext, group: str, words: set[str]) -> bool:
+    """True when a word of the caption fixes the place (lexicon ``places.fixed_by``: a boat, a paddle or a
+    lake keeps "water": "paddles the boat on the water" is no boat "on the sand")."""
+    return bool(load_places().fixed_by.get(group, frozenset()) & words)
 
 
 def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
@@ -89,7 +102,33 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     # a held noun of the subject's old number would clash with its new one ("Two people riding horses" ->
     # "A person riding horses", "A person holding a tomato" -> "Several people holding a tomato")
     clash = is_subject(ctx, site.first) and number in held_numbers(ctx, start)
-    return not after & {t.low for t in tokenize(variant.text)} and not clash
+    fixed = _held_in_plural(ctx, start - 1) if number == "plural" else _modifies_next(ctx, start - 1)
+    return not after & {t.low for t in tokenize(variant.text)} and not clash and not fixed
+
+
+def _held_in_plural(ctx: CaptionContext, noun: int) -> bool:
+    """True when the counted noun at token ``noun`` is directly followed by a held preposition and a plural
+    noun with no determiner ("two hot dogs in buns", "two dogs on leashes"): one each, so the counted noun
+    stays plural ("a hot dog in buns"); not a noun used in the plural for one thing ("on skis")."""
+    prep, nxt = ctx.next_word(noun), ctx.next_word(noun + 1)
+    if prep is None or nxt is None or prep.low not in ctx.lex.held_prepositions or not ctx.joined(noun + 1, noun + 2):
+        return False
+    unit = ctx.units.get(noun + 2)
+    if unit is not None and unit.form is not None:
+        return unit.form.number == "plural" and unit.form.group not in ctx.lex.plural_in_use
+    return (ctx.is_content(nxt) and can_be_noun(nxt.low) and not nxt.low.endswith("ing")
+            and noun_for_number(nxt.low, True) not in (None, nxt.low))
+
+
+def _modifies_next(ctx: CaptionContext, noun: int) -> bool:
+    """True when the counted singular noun at token ``noun`` modifies the noun right after it ("an apple
+    building", "a bus stop"): "some apples building" is garbled. The next word is an object noun, a word
+    that can only be a noun, or a noun in -ing (lexicon ``ing_nouns``: "building")."""
+    nxt = ctx.next_word(noun)
+    if nxt is None or not ctx.joined(noun, noun + 1) or not ctx.is_content(nxt):
+        return False
+    return (noun + 1 in ctx.units or is_noun_like(nxt.low)
+            or (nxt.low in load_probe_lexicon().ing_nouns and "NOUN" in word_lemmas(nxt.low)))
 
 
 def held_numbers(ctx: CaptionContext, start: int) -> set[str]:
