@@ -24,7 +24,7 @@ class Places:
     near: dict[str, frozenset[str]]  # group -> groups one picture may show with it
     max_words: int
     fixed_by: dict[str, frozenset[str]]  # "water" -> "boat", "paddles": caption words that keep the place
-    apart: dict[str, frozenset[str]]  # "water" -> "field": no flip into one in a caption naming the other
+    apart: dict[str, frozenset[str]]  # "water" -> "field": no flip into water in a caption naming a field
 
 
 @lru_cache(maxsize=1)
@@ -41,9 +41,8 @@ def load_places() -> Places:
         near[one].add(other)
         near[other].add(one)
     apart: dict[str, set[str]] = {g: set() for g in class_of}
-    for one, other in data["apart"]:
-        apart[one].add(other)
-        apart[other].add(one)
+    for into, other in data["apart"]:  # one way: no flip into the first where the caption names the second
+        apart[into].add(other)
     return Places(group_of, class_of, {g: frozenset(n) for g, n in near.items()}, max(map(len, group_of)),
                   {g: frozenset(w) for g, w in data["fixed_by"].items()}, {g: frozenset(a) for g, a in apart.items()})
 

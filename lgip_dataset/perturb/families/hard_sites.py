@@ -37,12 +37,13 @@ _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "h
 
 def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
     """The flips of every place site (the article before it agreeing) that another word of the caption does
-    not fix (:func:`_place_fixed`), to a place no other place of the caption keeps apart from it."""
+    not fix (:func:`_place_fixed`), to a place that no other place of the caption keeps apart (lexicon
+    ``places.apart``: no flip into "water" in a caption naming a field)."""
     words = {t.low for t in ctx.tokens}
     places = load_places()
     named = {places.group_of[(w,)] for w in words if (w,) in places.group_of}
     return [iter([flip(ctx, "hard_object", site.first, ctx.span(site.first, site.end), target)
-                  for target in site.targets if not places.apart.get(target, frozenset()) & named])
+                  for target in site.targets if not places.apart.get(target, frozenset()) & (named - {site.group})])
             for site in place_sites(ctx) if not _place_fixed(ctx, site.group, words)]
 
 
