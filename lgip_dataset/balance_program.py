@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from lgip_dataset.ngram import words
+from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
 
 WORD_TOLERANCE = 2  # |net - target| of every word of a type's differences, at most, before a deviation is paid
@@ -28,7 +29,8 @@ DEVIATION_COST = 1.5  # per unit a cell's net count misses its target beyond the
 LM_TOLERANCE = 0.01  # |LM-prefers-caption - LM-prefers-flip| within a type and band, as a share of its sites (>= 2)
 LM_BANDS = (0.5, 1.5)  # |log-probability difference| bands within which the LM's preference is balanced
 FLIP_WORTH = 1.0  # what a chosen flip is worth
-TYPE_COVER_WORTH = 3.0  # what an image with a flip of a type is worth, beyond its flips
+TYPE_COVER_WORTH = 2.0  # what an image with a flip of a type is worth, beyond its flips
+HARD_TYPE_COVER_WORTH = 3.0  # the same for a hard type (HARD), which must reach its coverage under the trigram's offset
 IMAGE_COVER_WORTH = 4.0  # what an image with any hard flip is worth, beyond its types
 TIER_COST = 0.25  # per tier further from the original's kind
 LEARNER_COST = 0.4  # per unit of positive cross-fitted learner margin
@@ -106,8 +108,10 @@ class Program:
                                 for t in sorted(set(self.types)) for m in [np.array(self.types) == t]}
         self.noise = np.array([tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
         self.diffs = [word_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
-        _, self.group = np.unique(np.array([f"{i}\x1f{t}" for i, t in zip(self.image_ids, self.types)]),
-                                  return_inverse=True)
+        keys, self.group = np.unique(np.array([f"{i}\x1f{t}" for i, t in zip(self.image_ids, self.types)]),
+                                     return_inverse=True)
+        self.group_worth = np.array([HARD_TYPE_COVER_WORTH if k.split("\x1f")[1] in HARD else TYPE_COVER_WORTH
+                                     for k in keys])
         _, self.image = np.unique(np.array([str(i) for i in self.image_ids]), return_inverse=True)
         self.group_count, self.image_count = int(self.group.max(initial=-1)) + 1, int(self.image.max(initial=-1)) + 1
         self.cells = self._cells()
@@ -218,7 +222,7 @@ class Program:
         candidate the relaxation uses, and over all of them if that has none either."""
         n, cells = len(self), len(self.cells)
         flips = FLIP_WORTH - TIER_COST * self.tier - LEARNER_COST * np.maximum(margins, 0.0) + 1e-3 * self.noise
-        worth = np.r_[flips, np.full(self.group_count, TYPE_COVER_WORTH), np.full(self.image_count, IMAGE_COVER_WORTH),
+        worth = np.r_[flips, self.group_worth, np.full(self.image_count, IMAGE_COVER_WORTH),
                       np.full(cells, -DEVIATION_COST)]
         upper = np.r_[np.where(allowed, 1.0, 0.0), np.ones(self.group_count + self.image_count),
                       np.full(cells, np.inf if self.soft else 0.0)]
@@ -249,7 +253,8 @@ def describe() -> dict:
     return {"word_tolerance": WORD_TOLERANCE, "bigram_tolerance": BIGRAM_TOLERANCE, "target_spread": TARGET_SPREAD,
             "bigram_min_uses": BIGRAM_MIN_USES,
             "deviation_cost": DEVIATION_COST, "lm_tolerance": LM_TOLERANCE, "lm_bands": list(LM_BANDS),
-            "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
+            "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH,
+            "hard_type_cover_worth": HARD_TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
             "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP,
             "trigram_offset": "per type and block: m (1 - (1 + r) / 2r) over its candidates (trigram_offset), "
                               f"0 below {MIN_CALIBRATION} candidates"}
