@@ -131,7 +131,7 @@ def test_a_module_that_moved_imports_by_its_old_name_as_the_same_module(old):
         module = importlib.import_module(old)
     assert module is importlib.import_module(MOVED[old]) and module.__spec__.name == MOVED[old]
     assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == [
-        f"{old} moved to {MOVED[old]} in lgip 0.2.0; import it from there"]
+        f"{old} moved to {MOVED[old]}; import it from there"]
 
 
 def test_the_walk_from_evaluate_model_to_results_json_hashes_the_dataset_once(tmp_path, monkeypatch):

@@ -168,7 +168,9 @@ def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes
     monkeypatch.setattr(held_out_reference, "load", lambda: _reference("9.9.9"))
     section = held_out_reference.card_section(info)
     assert section.startswith("## Held out: how far text alone goes on instruments the build never used")
-    assert "| val2017, seed 0 | 25,014 | 0.510 / 0.490 / 0.470 |" in section and "| 0.540 / 0.520 | 0.500 |" in section
+    assert "| val2017, seed 0 | 25,014 | 0.510 / 0.490 / 0.470 |" in section
+    assert "| 0.540 / 0.520 | 0.540 / 0.540 / 0.540 | 0.500 |" in section
+    assert "| corpus trigram PR: hard_object / hard_color / hard_count |" in section
     assert "2.0% linguistically invalid" in section and "kappa 0.80–0.90" in section
     assert "were measured on version" not in section
     monkeypatch.setattr(held_out_reference, "load", lambda: _reference("1.0.0"))
