@@ -105,8 +105,10 @@ class Program:
                                       dtype=np.float64)  # NaN where the family records none (hard_relation)
         halves = np.array([v.plausibility.get("trigram_halves", (np.nan, np.nan)) for v in self.variants],
                           dtype=np.float64).reshape(len(rows), 2)
-        self.trigram_offsets = {t: trigram_offset(self.trigram_delta[m], halves[m])
-                                for t in sorted(set(self.types)) for m in [np.array(self.types) == t]}
+        self.type_names, self.type_index = np.unique(np.array(self.types, dtype=str), return_inverse=True)
+        self.trigram_offsets = {str(t): trigram_offset(self.trigram_delta[self.type_index == k],
+                                                       halves[self.type_index == k])
+                                for k, t in enumerate(self.type_names)}
         self.noise = np.array([tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
         self.diffs = [word_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
         keys, self.group = np.unique(np.array([f"{i}\x1f{t}" for i, t in zip(self.image_ids, self.types)]),
@@ -151,7 +153,7 @@ class Program:
         self.tolerance = np.array([BIGRAM_TOLERANCE if " " in gram else WORD_TOLERANCE for _, gram in self.cells])
         deviation = self._rows(np.arange(count), n + self.group_count + self.image_count + np.arange(count),
                                np.ones(count), count)
-        offset = np.array([self.trigram_offsets[t] for t in self.types], dtype=np.float64)
+        offset = np.array([self.trigram_offsets[t] for t in self.type_names])[self.type_index]
         lm = [self._preference(delta) for delta in (self.lm_delta, self.trigram_delta - offset)]
         texts = defaultdict(list)  # one flip per text of a caption (two sites seldom give the same text)
         for j, variant in enumerate(self.variants):
@@ -176,8 +178,7 @@ class Program:
         """The rows that count, per type and band of an LM's strength (``LM_BANDS`` on ``|delta|``), the chosen flips
         the LM finds likelier than their caption less those it finds less likely, and how far each may be from 0
         (``LM_TOLERANCE`` of the type's sites, at least 2). A candidate without a ``delta`` (NaN) is in no row."""
-        type_names = sorted(set(self.types))
-        type_index = np.array([type_names.index(t) for t in self.types])
+        type_names, type_index = self.type_names, self.type_index
         bands = len(LM_BANDS) + 1
         band = np.searchsorted(np.asarray(LM_BANDS), np.abs(np.nan_to_num(delta)), side="right")
         sign = np.where(np.isnan(delta), 0.0, np.sign(np.nan_to_num(delta)))

@@ -218,6 +218,8 @@ class Plausibility:
 
     @cached_property
     def trigram_halves(self) -> tuple[TrigramKN, TrigramKN]:
+        """The trigram LMs of each half of the captions (:func:`lgip_dataset.ngram.image_half`): two independent
+        readings, whose agreement over a set's candidates says how far to trust one."""
         return self._trigram_of((0,)), self._trigram_of((1,))
 
     def _trigram_of(self, halves: tuple[int, ...]) -> TrigramKN:
@@ -306,11 +308,6 @@ class Plausibility:
         set's choice balances (:mod:`lgip_dataset.balance_program`)."""
         return self.trigram.logprob(variant) - self.trigram.logprob(caption)
 
-    def trigram_halves_delta(self, caption: str, variant: str) -> tuple[float, float]:
-        """:meth:`trigram_delta` by the trigram LMs of each half of the captions (:func:`lgip_dataset.ngram.image_half`):
-        two independent readings, whose agreement over a set's candidates says how far to trust one."""
-        return tuple(lm.logprob(variant) - lm.logprob(caption) for lm in self.trigram_halves)
-
 
 class FoldedCounts:
     """Counts per image fold; :meth:`for_image` gives the statistics of the other folds."""
@@ -372,9 +369,8 @@ def build_counts(captions: Iterable[tuple], progress: bool = False) -> FoldedCou
     and the (image id, caption, True) triples of its ``--statistics-captions`` files, each in its image's fold (the
     build's own captions add no trigram: :func:`count_captions`)."""
     folded = shipped_counts()
-    lex = load_lexicon()
-    for image_id, caption, *outside in tqdm(captions, desc="plausibility counts", unit="caption", disable=not progress):
-        folded.folds[image_fold(image_id)].add(caption, lex, bool(outside and outside[0]), image_half(image_id))
+    folded += count_captions((image_id, caption, bool(outside and outside[0])) for image_id, caption, *outside in
+                             tqdm(captions, desc="plausibility counts", unit="caption", disable=not progress))
     return folded
 
 

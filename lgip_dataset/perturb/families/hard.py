@@ -103,18 +103,12 @@ def _counterparts(ctx: CaptionContext, one: str, other: str) -> bool:
 
 
 def _gender_clash(ctx: CaptionContext, one: str, other: str) -> bool:
-    """True when the groups have other genders and the caption has a he/she pronoun, which may refer
-    to either ("A man sits with a dog at his feet": "his" is the man's, not the dog's)."""
-    a, b = ctx.lex.groups[one].gender, ctx.lex.groups[other].gender
-    return bool(a and b and a != b and any(t.low in ctx.lex.pronoun_gender for t in ctx.tokens))
-
-
-def _gender_said(ctx: CaptionContext, one: str, other: str) -> bool:
-    """True when the groups have other genders and the caption says the old one's gender besides its noun
-    (lexicon ``frames.gendered_words``: "A woman in lingerie", "in a skirt", "two other mens wine glasses")."""
+    """True when the groups have other genders and the caption has a he/she pronoun, which may refer to either
+    ("A man sits with a dog at his feet": "his" is the man's, not the dog's), or says the old one's gender besides
+    its noun (lexicon ``frames.gendered_words``: "A woman in lingerie", "in a skirt", "two other mens wine glasses")."""
     a, b = ctx.lex.groups[one].gender, ctx.lex.groups[other].gender
     said = ctx.lex.gendered_words.get(a or "", frozenset())
-    return bool(a and b and a != b and any(t.low in said for t in ctx.tokens))
+    return bool(a and b and a != b and any(t.low in ctx.lex.pronoun_gender or t.low in said for t in ctx.tokens))
 
 
 def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
@@ -140,7 +134,7 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     baseball glove"), a noun the caption already names, or one it names by a broader or narrower word
     ("a man and woman" -> "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no
     contradiction), another gender where a he/she pronoun may refer to the noun or the caption says the
-    old gender otherwise (:func:`_gender_said`), a person group whose words overlap the old one's
+    old gender otherwise (:func:`_gender_clash`), a person group whose words overlap the old one's
     (:func:`_overlapping`), or any noun for a part of a thing the caption names (:func:`_part_named`)."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
@@ -153,8 +147,7 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     if any(t.low in broader for t in ctx.tokens):
         return None
     old_group = ctx.units[first].form.group
-    if _gender_clash(ctx, old_group, new_group) or _gender_said(ctx, old_group, new_group) or _overlapping(
-            ctx, old_group, new_group) or _part_named(ctx, old_group):
+    if _gender_clash(ctx, old_group, new_group) or _overlapping(ctx, old_group, new_group) or _part_named(ctx, old_group):
         return None
     return _swap_kin(ctx, old_group, new_group)
 
@@ -335,9 +328,14 @@ def _with_trigram(ctx: CaptionContext, variants: list[Variant]) -> list[Variant]
     """The pooled ``variants`` with their ``trigram_delta`` (:meth:`Plausibility.trigram_delta`, of the same
     statistics as ``lm_delta``), whose sign the set-level choice balances (:mod:`lgip_dataset.balance_program`)."""
     scorer = attached(ctx)
-    return [dataclasses.replace(v, plausibility={
-        **v.plausibility, "trigram_delta": round(scorer.trigram_delta(ctx.text, v.text), 6),
-        "trigram_halves": [round(d, 6) for d in scorer.trigram_halves_delta(ctx.text, v.text)]}) for v in variants]
+    models = (scorer.trigram, *scorer.trigram_halves)
+    caption = [lm.logprob(ctx.text) for lm in models]  # once per site, not once per candidate
+    out = []
+    for v in variants:
+        delta = [round(lm.logprob(v.text) - c, 6) for lm, c in zip(models, caption)]
+        out.append(dataclasses.replace(v, plausibility={**v.plausibility, "trigram_delta": delta[0],
+                                                        "trigram_halves": delta[1:]}))
+    return out
 
 
 def _hard(name: str, base: Callable) -> None:

@@ -36,21 +36,16 @@ _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "h
 
 
 def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
-    """The flips of every place site (the article before it agreeing) that another word of the caption does
-    not fix (:func:`_place_fixed`), to a place that no other place of the caption keeps apart (lexicon
-    ``places.apart``: no flip into "water" in a caption naming a field)."""
+    """The flips of every place site (the article before it agreeing) that no word of the caption fixes (lexicon
+    ``places.fixed_by``: a boat, a paddle or a lake keeps "water": no boat "on the sand"), to a place that no
+    other place of the caption keeps apart (lexicon ``places.apart``: no flip into "water" in a caption naming a
+    field)."""
     words = {t.low for t in ctx.tokens}
     places = load_places()
     named = {places.group_of[(w,)] for w in words if (w,) in places.group_of}
     return [iter([flip(ctx, "hard_object", site.first, ctx.span(site.first, site.end), target)
                   for target in site.targets if not places.apart.get(target, frozenset()) & (named - {site.group})])
-            for site in place_sites(ctx) if not _place_fixed(ctx, site.group, words)]
-
-
-def _place_fixed(ctx: CaptionContext, group: str, words: set[str]) -> bool:
-    """True when a word of the caption fixes the place (lexicon ``places.fixed_by``: a boat, a paddle or a
-    lake keeps "water": "paddles the boat on the water" is no boat "on the sand")."""
-    return bool(load_places().fixed_by.get(group, frozenset()) & words)
+            for site in place_sites(ctx) if not places.fixed_by.get(site.group, frozenset()) & words]
 
 
 def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
