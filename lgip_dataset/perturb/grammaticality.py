@@ -25,6 +25,7 @@ NEAR_MARGIN = 2.5  # ...when a word one edit away is this much more frequent ("d
 COMPOUND_ZIPF = 3.0  # a word wordfreq has never seen is no misspelling when it joins two words this frequent
 _PLURAL_DETERMINERS = frozenset({"these", "those", "several", "many"})
 _VOWEL_LETTER_CONSONANT_SOUND = ("eu", "one", "once", "ewe")  # "a European", "a one-way street"
+_U_VOWEL_SOUND = ("um", "un", "up", "ug")  # "an umbrella", "an upside", "an ugly"; but "a unicorn" ("uni")
 _SUBJECT_DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "some", "several",
                                   "many"})
 _SINGULAR_DETERMINERS = ("a", "an", "one", "every", "this")  # never before a plural noun ("a khaki pants")
@@ -113,13 +114,16 @@ def spelling(ctx: CaptionContext) -> bool:
 
 
 def article(ctx: CaptionContext) -> bool:
-    """"a" before a vowel sound or "an" before a consonant ("a elephant", "A EGYPTION", "an dog")."""
+    """"a" before a vowel sound or "an" before a consonant ("a elephant", "a umbrella", "A EGYPTION", "an dog"; a
+    "u" word only where it surely opens with a vowel sound: "a unicorn", "a used car" are sound)."""
     for i, tok in enumerate(ctx.tokens):
         nxt = ctx.next_word(i)
         if nxt is None or not nxt.low[:1].isalpha():
             continue
         word = nxt.low
-        if (tok.low == "a" and word[0] in "aeio" and not word.startswith(_VOWEL_LETTER_CONSONANT_SOUND)) or (
+        vowel = ((word[0] in "aeio" and not word.startswith(_VOWEL_LETTER_CONSONANT_SOUND))
+                 or (word.startswith(_U_VOWEL_SOUND) and not word.startswith("uni")))
+        if (tok.low == "a" and vowel) or (
                 tok.low == "an" and word[0] not in "aeiouh" and nxt.text.islower() and word.isalpha()):  # "an mp3"
             return True
     return False

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.4.0"
+LEXICON_VERSION = "1.5.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -70,7 +70,9 @@ class Lexicon:
     swap_classes: dict[str, frozenset[str]]  # group -> its swap classes ("dog" -> "pets"), hard object flips only
     overlapping_groups: frozenset[frozenset[str]]  # {"woman", "girl"}: person groups never swapped (hard object)
     gendered_words: dict[str, frozenset[str]]  # "female" -> "lingerie", "skirt": gender said besides the noun
-    part_of: dict[str, frozenset[str]]  # "car" -> "train": a part ("Train with cars"), no hard object flip
+    kept_by: dict[str, frozenset[str]]  # "car" -> "train", "train" -> "tracks": words that keep it (hard object)
+    ambiguous_forms: dict[str, frozenset[str]]  # "bikes" -> "motorcycle": groups a form may name too (hard object)
+    mass_forms: frozenset[str]  # "luggage": a mass noun although its group counts (hard count flips)
     # colors
     color_group: dict[str, str]
     color_targets: dict[str, tuple[str, ...]]
@@ -80,6 +82,7 @@ class Lexicon:
     not_color_after: frozenset[str]  # "off" white: another shade, not a color to flip
     monochrome_nouns: frozenset[str]  # "black and white" before/with these is monochrome, not a color
     natural_colors: dict[str, frozenset[str]]  # natural kind (singular) -> the color groups it can have
+    hard_natural_colors: dict[str, frozenset[str]]  # more kinds, and names ("granny" smith: none), hard colour only
     near_by_noun: dict[str, frozenset[frozenset[str]]]  # noun -> color-group pairs too close for it
     shade_modifiers: frozenset[str]  # "dark" green: never to black, white or gray ("dark black")
     # numbers
@@ -158,7 +161,9 @@ def _objects(data: dict) -> dict:
                 swap_classes=_swap_classes(groups, frames["swap_classes"]),
                 overlapping_groups=frozenset(frozenset(pair) for pair in frames["overlapping_groups"]),
                 gendered_words={k: frozenset(v) for k, v in frames["gendered_words"].items()},
-                part_of={k: frozenset(v) for k, v in frames["part_of"].items()})
+                kept_by={k: frozenset(v) for k, v in frames["kept_by"].items()},
+                ambiguous_forms={k: frozenset(v) for k, v in frames["ambiguous_forms"].items()},
+                mass_forms=frozenset(frames["mass_forms"]))
 
 
 def _swap_classes(groups: dict[str, ObjectGroup],
@@ -195,6 +200,8 @@ def _colors(data: dict) -> dict:
                 monochrome_nouns=frozenset(data["monochrome_nouns"]),
                 natural_colors={noun: frozenset(color_group[c] for c in colors)
                                 for noun, colors in data["natural_colors"].items()},
+                hard_natural_colors={noun: frozenset(color_group[c] for c in colors)
+                                     for noun, colors in data["hard_natural_colors"].items()},
                 near_by_noun={noun: frozenset(pairs) for noun, pairs in by_noun.items()},
                 shade_modifiers=frozenset(data["shade_modifiers"]))
 

@@ -73,7 +73,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.4.0"
+VERSION = "2.5.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -117,11 +117,19 @@ def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
     return frozenset((one, other)) in ctx.lex.overlapping_groups
 
 
-def _part_named(ctx: CaptionContext, group: str) -> bool:
-    """True when the noun names part of a thing the caption names (lexicon ``frames.part_of``: "Train with
-    cars" are rail cars, no "Train with buses")."""
-    wholes = ctx.lex.part_of.get(group, frozenset())
-    return any(t.low in wholes for t in ctx.tokens)
+def _kept(ctx: CaptionContext, group: str) -> bool:
+    """True when a word of the caption keeps the noun what it is (lexicon ``frames.kept_by``: "Train with cars" are
+    rail cars, no "Train with buses"; a train on the tracks, no bus; horses in a race, no sheep)."""
+    keepers = ctx.lex.kept_by.get(group, frozenset())
+    return any(t.low in keepers for t in ctx.tokens)
+
+
+def _ambiguous(ctx: CaptionContext, first: int, new_group: str) -> bool:
+    """True when the noun at token ``first`` may also name ``new_group`` (lexicon ``frames.ambiguous_forms``:
+    "bikes" may be motorcycles, so "bikes" -> "motorcycles" is no contradiction)."""
+    unit = ctx.units[first]
+    form = " ".join(t.low for t in ctx.tokens[unit.start:unit.end])
+    return new_group in ctx.lex.ambiguous_forms.get(form, frozenset())
 
 
 def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
@@ -135,7 +143,8 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     ("a man and woman" -> "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no
     contradiction), another gender where a he/she pronoun may refer to the noun or the caption says the
     old gender otherwise (:func:`_gender_clash`), a person group whose words overlap the old one's
-    (:func:`_overlapping`), or any noun for a part of a thing the caption names (:func:`_part_named`)."""
+    (:func:`_overlapping`) or that it may name too (:func:`_ambiguous`), or any noun a word of the caption keeps
+    (:func:`_kept`: a part of a thing named, a train on the tracks)."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
         return 0
@@ -147,7 +156,8 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     if any(t.low in broader for t in ctx.tokens):
         return None
     old_group = ctx.units[first].form.group
-    if _gender_clash(ctx, old_group, new_group) or _overlapping(ctx, old_group, new_group) or _part_named(ctx, old_group):
+    if (_gender_clash(ctx, old_group, new_group) or _overlapping(ctx, old_group, new_group) or _kept(ctx, old_group)
+            or _ambiguous(ctx, first, new_group)):
         return None
     return _swap_kin(ctx, old_group, new_group)
 
@@ -302,8 +312,11 @@ def object_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Va
 def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """The colour family's sites, each with every colour word of the lexicon the family's rules allow
     there (:func:`colors.every_word_site`: "grey", "silver" and "tan" are replacements too, so that a
-    colour word is inserted as often as it is removed)."""
-    return [(colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets)
+    colour word is inserted as often as it is removed) that its noun can have (lexicon
+    ``hard_natural_colors``: no gray tulip; none in a name, "green granny smith apples", "silver ware")."""
+    natural = ctx.lex.hard_natural_colors
+    return [(colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets
+             if wide.noun not in natural or ctx.lex.color_group[c] in natural[wide.noun])
             for wide in map(functools.partial(colors.every_word_site, ctx), colors.color_sites(ctx))]
 
 

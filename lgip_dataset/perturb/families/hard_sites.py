@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from lgip_dataset.perturb import grammaticality
 from lgip_dataset.perturb.agreement import (can_be_noun, indefinite_article, is_noun_like, noun_for_number,
                                            present_verb_number, word_lemmas)
-from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.context import CaptionContext, Unit
 from lgip_dataset.perturb.edits import Edit, apply_edits, flip
 from lgip_dataset.perturb.families.counts import (CountSite, count_flip, count_sites, counted_head, has_phrase,
                                                   is_subject, phrase_at,
@@ -48,6 +48,13 @@ def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
             for site in place_sites(ctx) if not places.fixed_by.get(site.group, frozenset()) & words]
 
 
+def uncounted(ctx: CaptionContext, unit: Unit) -> bool:
+    """True for an object noun no hard count site counts: of an uncountable group ("broccoli") or a mass form of
+    a group that counts (lexicon ``frames.mass_forms``: "luggage", never "a luggage" nor "luggage are")."""
+    form = " ".join(t.low for t in ctx.tokens[unit.start:unit.end])
+    return ctx.lex.groups[unit.form.group].uncountable or form in ctx.lex.mass_forms
+
+
 def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
     """"a"/"an" before a countable object noun that opens a subject and is its only mention (an
     object-flip site, so no coreference, partitive or compound use): a count of one."""
@@ -60,7 +67,7 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
             continue
         head = counted_head(ctx, i + 1)
         site = heads.get(head[0]) if head is not None else None
-        if site is None or lex.groups[site.unit.form.group].uncountable:
+        if site is None or uncounted(ctx, site.unit):
             continue
         if site.unit.span[1] < ctx.tokens[site.unit.end - 1].end:  # a possessor ("a man's hat")
             continue
@@ -267,7 +274,7 @@ def bare_plural_sites(ctx: CaptionContext) -> list[tuple[CountSite, tuple[int, N
     lex, sites = ctx.lex, []
     for site in object_sites(ctx):
         unit = site.unit
-        if site.number != "plural" or lex.groups[unit.form.group].uncountable or unit.span[1] < ctx.tokens[unit.end - 1].end:
+        if site.number != "plural" or uncounted(ctx, unit) or unit.span[1] < ctx.tokens[unit.end - 1].end:
             continue
         start = next((i for i in range(unit.start, max(unit.start - MAX_BARE_MODIFIERS, 0) - 1, -1)
                       if i == 0 or ctx.sentence_start(i) or not ctx.joined(i - 1, i)
@@ -318,14 +325,13 @@ def plural_article_site(ctx: CaptionContext, site: CountSite) -> bool:
     """True for a count of two or more (a number, a quantity phrase, a plural quantifier) counting a
     countable object noun, its only mention, with no possessor and no partitive "of" ("Two dogs are
     sleeping", "A man holding two umbrellas", "Several dogs", "a couple of dogs"): one of them is "a"/"an"."""
-    lex = ctx.lex
     nxt = ctx.next_word(site.end - 1)
     if site.value < 2 or (site.end - site.first == 1 and nxt is not None and nxt.low == "of"):
         return False
     heads = {s.unit.end - 1: s for s in object_sites(ctx) if s.number == "plural"}
     head = counted_head(ctx, site.end)
     found = heads.get(head[0]) if head is not None else None
-    return (found is not None and not lex.groups[found.unit.form.group].uncountable
+    return (found is not None and not uncounted(ctx, found.unit)
             and found.unit.span[1] == ctx.tokens[found.unit.end - 1].end)
 
 
@@ -354,15 +360,18 @@ def count_said_twice(ctx: CaptionContext) -> bool:
     """True when the caption says how many things there are in a second way: a partitive count ("three
     men ... two of the men"), two counts of the same noun ("two dogs ... three dogs"), or a cue of
     ``count_cues`` ("both", "the middle person", "the other") outside the words of a quantity phrase or a
-    plural quantifier that counts ("a couple of dogs", "several dogs": the count itself)."""
+    plural quantifier that counts ("a couple of dogs", "several dogs": the count itself), or a pronoun "one" that
+    counts no noun of its own ("Two parking meters with the sunset reflecting off one")."""
     if "count_said_twice" not in ctx.memo:
         sites = count_sites(ctx) + article_count_sites(ctx) + quantifier_sites(ctx)
         phrases = [site for site in count_sites(ctx) if site.end - site.first > 1] + quantifier_sites(ctx)
         own = {k for site in phrases if plural_article_site(ctx, site) for k in range(site.first, site.end)}
         words = " " + " ".join(t.low for k, t in enumerate(ctx.tokens) if k not in own) + " "
         partitive = any((nxt := ctx.next_word(site.end - 1)) is not None and nxt.low == "of" for site in sites)
+        counting = {site.first for site in sites}
+        pronoun = any(t.low in ("one", "ones") and k not in counting for k, t in enumerate(ctx.tokens))
         heads = [head[1].group if head[1] is not None else ctx.tokens[head[0]].low
                  for site in sites if (head := counted_head(ctx, site.end)) is not None]
-        ctx.memo["count_said_twice"] = (partitive or len(heads) != len(set(heads))
+        ctx.memo["count_said_twice"] = (partitive or pronoun or len(heads) != len(set(heads))
                                         or any(f" {' '.join(p)} " in words for p in ctx.lex.count_cues))
     return ctx.memo["count_said_twice"]
