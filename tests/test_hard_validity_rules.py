@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0 took from the blind-judged 2.4.0 draw: each named failure is no longer a
-candidate, while a caption without the word that makes it fail still takes the same flip (so no test passes
+"""The rules hard families 2.5.0 and 2.6.0 took from the blind-judged 2.4.0 and 2.5.0 draws: each named failure
+is no longer a candidate, while a caption without the word that makes it fail still takes the same flip (so no test passes
 because the flip was never made)."""
 from __future__ import annotations
 
@@ -71,6 +71,34 @@ CASES = [
      "A sandwich with meat sitting next to grapes and an apple.", "A pizza with meat sitting next to grapes and an apple."),
     ("hard_object", "Cat sitting up with a fake tie around its neck.", "Cat sitting up with a fake hat around its neck.",
      "Cat sitting up with a fake tie on the table.", "Cat sitting up with a fake hat on the table."),
+    # 2.6.0, from the 2.5.0 draw
+    ("hard_count", "A person sitting on a stool on the street.", "A group of people sitting on a stool on the street.",
+     "A person sitting on a bench on the street.", "A group of people sitting on a bench on the street."),
+    ("hard_count", "People at a public event using cell phones.", "A person at a public event using cell phones.",
+     "People at a public event near cell phones.", "A person at a public event near cell phones."),
+    ("hard_count", "three people riding on the backs of elephants", "a person riding on the backs of elephants",
+     "three people standing by the backs of elephants", "a person standing by the backs of elephants"),
+    ("hard_count", "a little black bird with a big colorful beak sitting on a branch",
+     "two little black birds with a big colorful beak sitting on a branch",
+     "a little black bird near a big colorful flower sitting on a branch",
+     "two little black birds near a big colorful flower sitting on a branch"),
+    ("hard_count", "Crisp, delicious apples hang on the branches of the tree.",
+     "Crisp, a delicious apple hangs on the branches of the tree.",
+     "Delicious apples hang on the branches of the tree.", "A delicious apple hangs on the branches of the tree."),
+    ("hard_object", "A cat is observing the dishwasher in the kitchen.",
+     "A cat is observing the dishwasher in the bathroom.",
+     "A cat is observing the sink in the kitchen.", "A cat is observing the sink in the bathroom."),
+    ("hard_object", "A black cat with yellow eyes sitting in the grass.",
+     "A black cat with yellow eyes sitting in the water.",
+     "A black dog with yellow eyes sitting in the grass.", "A black dog with yellow eyes sitting in the water."),
+    ("hard_object", "A vase with purple irises sitting next to a ceramic pitcher.",
+     "A lamp with purple irises sitting next to a ceramic pitcher.",
+     "A vase sitting next to a ceramic pitcher.", "A lamp sitting next to a ceramic pitcher."),
+    ("hard_object", "Four computers and keyboards arranged on a desk.", "Four computers and mice arranged on a desk.",
+     "Four keyboards arranged on a desk.", "Four mice arranged on a desk."),
+    ("hard_object", "Bananas and apples are being sold at the market.",
+     "Bananas and oranges are being sold at the market.",
+     "A man and apples are seen at the market.", "A man and oranges are seen at the market."),
     ("hard_color", "A white bowl of green granny smith apples.", "A white bowl of purple granny smith apples.",
      "A white bowl of green apples.", "A white bowl of red apples."),
     ("hard_color", "A table that has plates of food, cups, and silver ware on it.",

@@ -805,7 +805,7 @@ OBJECT_RULES_24 = [
     ("A man in a suit standing on a street.", None, "A woman in a suit standing on a street."),
     # rail cars of a train
     ("Train with cars in rail yard waiting to load.", "Train with buses in rail yard waiting to load.", None),
-    ("A bus and cars on a city street.", None, "A bus and trucks on a city street."),
+    ("A bus parked near cars on a city street.", None, "A bus parked near trucks on a city street."),
     # a boat or a paddle keeps the water; no field in the water
     ("The group paddles the boat down on the water.", "The group paddles the boat down on the sand.", None),
     ("There are several boats in the water that you can see from the beach.",

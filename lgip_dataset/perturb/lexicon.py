@@ -96,6 +96,7 @@ class Lexicon:
     quantifier_not_after: frozenset[str]  # "very" many: no quantifier count after these
     holding_words: frozenset[str]  # "riding" horses, "their" phone: a noun after these is held by the subject
     collective_predicates: tuple[tuple[str, ...], ...]  # "lined up", "in rows": no hard count flip to one
+    single_seats: frozenset[str]  # "stool", "snowboard": carries one; no hard count flip makes its rider many
     held_prepositions: frozenset[str]  # "Two pizzas on" plates, "riding on" a skateboard: held there too
     garments: frozenset[str]  # "in a green shirt": held after "in" anywhere after the subject
     quantifier_supercategories: dict[str, frozenset[str]]  # "a group of" counts only people and animals
@@ -243,6 +244,7 @@ def load_lexicon() -> Lexicon:
         quantifier_not_after=frozenset(numbers["quantifier_not_after"]),
         holding_words=frozenset(numbers["holding_words"]),
         collective_predicates=tuple(tuple(p.split()) for p in numbers["collective_predicates"]),
+        single_seats=frozenset(numbers["single_seats"]),
         held_prepositions=frozenset(numbers["held_prepositions"]),
         garments=frozenset(numbers["garments"]),
         quantifier_supercategories={k: frozenset(v) for k, v in numbers["quantifier_supercategories"].items()},

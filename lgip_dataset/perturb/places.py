@@ -25,6 +25,7 @@ class Places:
     max_words: int
     fixed_by: dict[str, frozenset[str]]  # "water" -> "boat", "paddles": caption words that keep the place
     apart: dict[str, frozenset[str]]  # "water" -> "field": no flip into water in a caption naming a field
+    kept_out: dict[str, frozenset[str]]  # "water" -> "cat": no flip into water in a caption naming a cat
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +45,8 @@ def load_places() -> Places:
     for into, other in data["apart"]:  # one way: no flip into the first where the caption names the second
         apart[into].add(other)
     return Places(group_of, class_of, {g: frozenset(n) for g, n in near.items()}, max(map(len, group_of)),
-                  {g: frozenset(w) for g, w in data["fixed_by"].items()}, {g: frozenset(a) for g, a in apart.items()})
+                  {g: frozenset(w) for g, w in data["fixed_by"].items()}, {g: frozenset(a) for g, a in apart.items()},
+                  {g: frozenset(w) for g, w in data["kept_out"].items()})
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.5.0"
+VERSION = "2.6.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -132,6 +132,27 @@ def _ambiguous(ctx: CaptionContext, first: int, new_group: str) -> bool:
     return new_group in ctx.lex.ambiguous_forms.get(form, frozenset())
 
 
+def _listed_with_kin(ctx: CaptionContext, first: int) -> bool:
+    """True when the thing at token ``first`` (not a person, not an animal) is listed, by "and", "or" or a comma,
+    right beside another thing of its supercategory ("Four computers and keyboards", "a stove, and sink",
+    "Bananas and apples"): one scene holds the list's kin too (mice, a refrigerator, oranges), so a swap within it is
+    seldom a contradiction."""
+    unit, groups = ctx.units[first], ctx.lex.groups
+    kind = groups[unit.form.group].supercategory
+    if kind in ("person", "animal"):
+        return False
+    by_start = {u.start: u for u in ctx.units.values() if u.form is not None}
+    by_end = {u.end: u for u in ctx.units.values() if u.form is not None}
+
+    def link(i: int) -> bool:  # token i is "and"/"or", or a comma stands before it
+        return 0 <= i < len(ctx.tokens) and ctx.tokens[i].low in ("and", "or")
+    before = [by_end.get(unit.start - 1) if link(unit.start - 1) else None,
+              by_end.get(unit.start) if unit.start > 0 and not ctx.joined(unit.start - 1, unit.start) else None]
+    after = [by_start.get(unit.end + 1) if link(unit.end) else None,
+             by_start.get(unit.end) if unit.end < len(ctx.tokens) and not ctx.joined(unit.end - 1, unit.end) else None]
+    return any(u is not None and u is not unit and groups[u.form.group].supercategory == kind for u in before + after)
+
+
 def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
     """0: same swap class of a COCO supercategory (lexicon ``frames.swap_classes``: "dog" -> "cat", "man"
     -> "boy", "knife" -> "fork", "kitchen" -> "bathroom": a place keeps to its class); 1: the other gender's
@@ -143,8 +164,9 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     ("a man and woman" -> "a woman and woman", "bicycles and vehicles" -> "cars and vehicles": no
     contradiction), another gender where a he/she pronoun may refer to the noun or the caption says the
     old gender otherwise (:func:`_gender_clash`), a person group whose words overlap the old one's
-    (:func:`_overlapping`) or that it may name too (:func:`_ambiguous`), or any noun a word of the caption keeps
-    (:func:`_kept`: a part of a thing named, a train on the tracks)."""
+    (:func:`_overlapping`) or that it may name too (:func:`_ambiguous`), any noun a word of the caption keeps
+    (:func:`_kept`: a part of a thing named, a train on the tracks), or a thing listed beside its kin
+    (:func:`_listed_with_kin`: "computers and keyboards")."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
         return 0
@@ -157,7 +179,7 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
         return None
     old_group = ctx.units[first].form.group
     if (_gender_clash(ctx, old_group, new_group) or _overlapping(ctx, old_group, new_group) or _kept(ctx, old_group)
-            or _ambiguous(ctx, first, new_group)):
+            or _ambiguous(ctx, first, new_group) or _listed_with_kin(ctx, first)):
         return None
     return _swap_kin(ctx, old_group, new_group)
 

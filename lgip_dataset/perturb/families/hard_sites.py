@@ -28,7 +28,8 @@ from lgip_dataset.perturb.variant import Variant
 
 ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a subject may become (so may a plural quantifier)
 _VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
-HELD_WORDS = 3  # "holding a small red umbrella": an object noun this many words after its verb at most
+HELD_WORDS = 4  # "with a big colorful beak": an object noun this many words after its verb at most
+_PARTS = frozenset(("back", "backs", "top", "tops", "side", "sides"))  # "on the backs of elephants": held through them
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _RELATIVE_BE = frozenset(("that", "who", "which", "is", "are", "was", "were"))  # "a person that is on a motorcycle"
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
@@ -39,12 +40,13 @@ def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
     """The flips of every place site (the article before it agreeing) that no word of the caption fixes (lexicon
     ``places.fixed_by``: a boat, a paddle or a lake keeps "water": no boat "on the sand"), to a place that no
     other place of the caption keeps apart (lexicon ``places.apart``: no flip into "water" in a caption naming a
-    field)."""
+    field), nor that a word of the caption keeps out (lexicon ``places.kept_out``: no cat "in the water")."""
     words = {t.low for t in ctx.tokens}
     places = load_places()
     named = {places.group_of[(w,)] for w in words if (w,) in places.group_of}
     return [iter([flip(ctx, "hard_object", site.first, ctx.span(site.first, site.end), target)
-                  for target in site.targets if not places.apart.get(target, frozenset()) & (named - {site.group})])
+                  for target in site.targets if not places.apart.get(target, frozenset()) & (named - {site.group})
+                  and not places.kept_out.get(target, frozenset()) & words])
             for site in place_sites(ctx) if not places.fixed_by.get(site.group, frozenset()) & words]
 
 
@@ -85,7 +87,8 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     noun or a word after a determiner is no verb ("on a couch"); a bare plural form counts unless it is a
     function word or follows one ("in water", "to sit"; but "and", "who", ... open a verb's place), even
     where it may be a noun ("People at a station board a train"); and, for a subject, no noun it holds
-    (:func:`held_numbers`) is of its old number."""
+    (:func:`held_numbers`) is of its old number, nor, for one made many, is one of the lexicon's ``single_seats``
+    named after it ("A person sitting on a stool", "A person in the air on a snowboard")."""
     nouns = {k for u in ctx.units.values() for k in range(u.start, u.end)}
 
     def verb(i: int, low: str) -> bool:
@@ -104,7 +107,8 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     after = {t.low for i, t in enumerate(ctx.tokens[start:], start) if verb(i, t.low)}
     # a held noun of the subject's old number would clash with its new one ("Two people riding horses" ->
     # "A person riding horses", "A person holding a tomato" -> "Several people holding a tomato")
-    clash = is_subject(ctx, site.first) and number in held_numbers(ctx, start)
+    clash = is_subject(ctx, site.first) and (number in held_numbers(ctx, start) or (
+        number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])))
     fixed = _held_in_plural(ctx, start - 1) if number == "plural" else _modifies_next(ctx, start - 1)
     return not after & {t.low for t in tokenize(variant.text)} and not clash and not fixed
 
@@ -137,7 +141,8 @@ def _modifies_next(ctx: CaptionContext, noun: int) -> bool:
 def held_numbers(ctx: CaptionContext, start: int) -> set[str]:
     """The numbers ("singular", "plural") of the nouns from token ``start`` on that the subject holds: at
     most ``HELD_WORDS`` words after a word of the lexicon's ``holding_words`` ("riding horses", "holding a
-    red umbrella", "with a tennis racket") or after a held preposition (:func:`_holds_after`: "Two pizzas on
+    red umbrella", "with a big colorful beak"; a part's "of" is passed over: "riding on the backs of elephants")
+    or after a held preposition (:func:`_holds_after`: "Two pizzas on
     tin plates", "riding on a skateboard", "in a green shirt"), not after another preposition ("sleeping on
     a couch"). Memoized per caption: every candidate of a site asks it."""
     key = ("held_numbers", start)
@@ -156,13 +161,18 @@ def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
             number = "singular" if noun_for_number(tok.low, True) == tok.low else "plural"
         if number not in ("singular", "plural"):
             continue
-        for k in range(first - 1, max(first - 1 - HELD_WORDS, start - 1), -1):
+        k, words = first - 1, HELD_WORDS
+        while k >= start and words:
             low = ctx.tokens[k].low
+            if low == "of" and k > start and ctx.tokens[k - 1].low in _PARTS:  # "riding on the backs of elephants"
+                k -= 2
+                continue
             if low in ctx.lex.holding_words or (low in ctx.lex.held_prepositions and _holds_after(ctx, k, start, first)):
                 numbers.add(number)
                 break
             if low in ctx.lex.function_words and low not in _DETERMINERS:
                 break
+            k, words = k - 1, words - 1
     return numbers
 
 
@@ -268,7 +278,8 @@ def bare_plural_flip(ctx: CaptionContext, site: CountSite) -> Variant | None:
 
 def bare_plural_sites(ctx: CaptionContext) -> list[tuple[CountSite, tuple[int, NounForm]]]:
     """Plural subjects with no determiner ("Dogs are sleeping", "Brown horses grazing"): a countable
-    object noun, its only mention, at most ``MAX_BARE_MODIFIERS`` words after the subject's start, none
+    object noun, its only mention, at most ``MAX_BARE_MODIFIERS`` words after the subject's start (a caption's or
+    a sentence's start or a clause opener of ``subject_after``; not a comma: "Crisp, delicious apples"), none
     of them a noun or a function word; each with its noun (last token, form). The site is empty
     (``first == end``): the count it says is "many"."""
     lex, sites = ctx.lex, []
@@ -277,8 +288,7 @@ def bare_plural_sites(ctx: CaptionContext) -> list[tuple[CountSite, tuple[int, N
         if site.number != "plural" or uncounted(ctx, unit) or unit.span[1] < ctx.tokens[unit.end - 1].end:
             continue
         start = next((i for i in range(unit.start, max(unit.start - MAX_BARE_MODIFIERS, 0) - 1, -1)
-                      if i == 0 or ctx.sentence_start(i) or not ctx.joined(i - 1, i)
-                      or ctx.tokens[i - 1].low in lex.subject_after), None)
+                      if i == 0 or ctx.sentence_start(i) or ctx.tokens[i - 1].low in lex.subject_after), None)
         if start is None or not is_subject(ctx, start):
             continue
         if any(not ctx.is_content(t) or t.low in lex.numbers or k in ctx.units for k, t in
