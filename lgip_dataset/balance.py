@@ -54,7 +54,8 @@ STREAM = 0x6275696C  # the build's partitions: numpy.random.default_rng([STREAM,
 BLOCK_CAPTIONS = 30_000  # a set with more captions is chosen in blocks of images of about this many captions
 DRAWS = 3  # random image partitions of the learners per round
 LEARNERS = ("word",)  # the build's learners (lgip_dataset.adversary); an audit adds others
-TARGET = 0.53  # the rounds stop once every type's mean held-out learner accuracy is at most this
+TARGET = 0.55  # the rounds stop once every type's mean held-out learner accuracy is at most this: the bound
+# for a set; a round at 0.53 re-chose against the learner's margins past chance (val2017: naive Bayes 0.41 on hard_count)
 MAX_ROUNDS = 6
 DROP_SHARE = 0.04  # of a type's chosen flips above the target, the share the learners pick out most surely, per round
 MIN_USES = 20  # words with at least this many uses are reported in the balance figures
