@@ -144,7 +144,7 @@ def _listed_with_kin(ctx: CaptionContext, first: int) -> bool:
     by_start = {u.start: u for u in ctx.units.values() if u.form is not None}
     by_end = {u.end: u for u in ctx.units.values() if u.form is not None}
 
-    def link(i: int) -> bool:  # token i is "and"/"or", or a comma stands before it
+    def link(i: int) -> bool:  # token i is "and" or "or" (a comma is a break between tokens: not joined)
         return 0 <= i < len(ctx.tokens) and ctx.tokens[i].low in ("and", "or")
     before = [by_end.get(unit.start - 1) if link(unit.start - 1) else None,
               by_end.get(unit.start) if unit.start > 0 and not ctx.joined(unit.start - 1, unit.start) else None]
