@@ -474,7 +474,13 @@ ARTICLE_COUNTS = [
                                             "Some giraffes standing next to a tree.",
                                             "Many giraffes standing next to a tree.",
                                             "A group of giraffes standing next to a tree.",
-                                            "Giraffes standing next to a tree."}),
+                                            "Giraffes standing next to a tree.",
+                                            # the tree it stands next to is counted too (hard families 2.7.0)
+                                            "A giraffe standing next to two trees.",
+                                            "A giraffe standing next to three trees.",
+                                            "A giraffe standing next to several trees.",
+                                            "A giraffe standing next to some trees.",
+                                            "A giraffe standing next to many trees."}),
     ("AN ELEPHANT WALKING IN A RIVER.", {"TWO ELEPHANTS WALKING IN A RIVER.", "THREE ELEPHANTS WALKING IN A RIVER.",
                                          "SEVERAL ELEPHANTS WALKING IN A RIVER.", "SOME ELEPHANTS WALKING IN A RIVER.",
                                          "MANY ELEPHANTS WALKING IN A RIVER.", "A GROUP OF ELEPHANTS WALKING IN A RIVER.",
@@ -842,3 +848,27 @@ def test_hard_count_rules_of_2_4(caption, dropped, kept):
     texts = {v.text for pool in pools for v in pool}
     assert dropped is None or dropped not in texts
     assert kept is None or kept in texts, sorted(texts)
+
+
+# hard families 2.7.0: an article counting an object held or near, (caption, a flip it takes, a flip it never takes)
+HELD_COUNTS = [
+    ("A baseball player holding a bat next to a dugout.", "A baseball player holding two bats next to a dugout.",
+     "A baseball player holding a bat next to two dugouts."),  # "dugout" is no object noun of the lexicon
+    ("A bathroom with a toilet and a tub.", "A bathroom with two toilets and a tub.",
+     "A bathroom with a toilet and two tubs."),  # "and" counts nothing
+    ("A dog sitting next to a bench in a park.", "A dog sitting next to two benches in a park.",
+     "Dogs sitting next to two benches in a park."),  # one count at a time
+    ("A cake with a knife on a plate.", "A cake with two knives on a plate.", None),
+    ("A man cutting a cake with a knife.", None, "A man cutting a cake with two knives."),  # "with" a tool
+    ("A man with a tie standing in a room.", None, "A man with two ties standing in a room."),  # a garment
+    ("A man with a dog sits on a bench.", None, "A man with two dogs sits on a bench."),  # the subject's verb after
+    ("A tower with a clock on it.", None, "A tower with two clocks on it."),  # "it" may refer to the clock
+]
+
+
+@pytest.mark.parametrize("caption,made,never", HELD_COUNTS, ids=[c[0][:30] for c in HELD_COUNTS])
+def test_an_article_counts_an_object_held_or_near_but_no_tool_garment_or_referent(caption, made, never):
+    ctx = CaptionContext(caption, load_lexicon())
+    texts = {v.text for site in hard.CANDIDATES["hard_count"](ctx, KeyedRandom(0)) for v in site}
+    assert never is None or never not in texts
+    assert made is None or made in texts

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.5.0"
+LEXICON_VERSION = "1.6.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -98,6 +98,7 @@ class Lexicon:
     collective_predicates: tuple[tuple[str, ...], ...]  # "lined up", "in rows": no hard count flip to one
     single_seats: frozenset[str]  # "stool", "snowboard": carries one; no hard count flip makes its rider many
     held_prepositions: frozenset[str]  # "Two pizzas on" plates, "riding on" a skateboard: held there too
+    counted_objects_after: tuple[tuple[str, ...], ...]  # "holding" a bat, "next to" a bench: an article there counts
     garments: frozenset[str]  # "in a green shirt": held after "in" anywhere after the subject
     quantifier_supercategories: dict[str, frozenset[str]]  # "a group of" counts only people and animals
     number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
@@ -246,6 +247,7 @@ def load_lexicon() -> Lexicon:
         collective_predicates=tuple(tuple(p.split()) for p in numbers["collective_predicates"]),
         single_seats=frozenset(numbers["single_seats"]),
         held_prepositions=frozenset(numbers["held_prepositions"]),
+        counted_objects_after=tuple(tuple(p.split()) for p in numbers["counted_objects_after"]),
         garments=frozenset(numbers["garments"]),
         quantifier_supercategories={k: frozenset(v) for k, v in numbers["quantifier_supercategories"].items()},
         number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},

@@ -60,12 +60,53 @@ def uncounted(ctx: CaptionContext, unit: Unit) -> bool:
 def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
     """"a"/"an" before a countable object noun that opens a subject and is its only mention (an
     object-flip site, so no coreference, partitive or compound use): a count of one."""
-    if "article_count_sites" in ctx.memo:
-        return ctx.memo["article_count_sites"]
+    if "article_count_sites" not in ctx.memo:
+        ctx.memo["article_count_sites"] = _article_sites(ctx, lambda i: is_subject(ctx, i))
+    return ctx.memo["article_count_sites"]
+
+
+def held_article_sites(ctx: CaptionContext) -> list[CountSite]:
+    """"a"/"an" before a countable object noun, its only mention and no garment, right after a phrase of the
+    lexicon's ``counted_objects_after``: "with" right after the subject's noun ("A bathroom with a toilet", "A
+    man with a dog"; not "cutting a cake with a knife", where it may be the tool), a holding verb ("A man
+    holding a bat") or a preposition of nearness ("A dog sitting next to a bench"): a count of one that is no
+    subject's ("A man holding two bats" asks no verb to change)."""
+    lex = ctx.lex
+
+    def held(i: int) -> bool:
+        after = next((p for p in lex.counted_objects_after if i >= len(p) and phrase_at(ctx, i - len(p), p)
+                      and ctx.joined(i - 1, i)), None)
+        return after is not None and (after != ("with",) or _subject_noun_before(ctx, i - 1))
+    return [site for site in _article_sites(ctx, held) if ctx.tokens[counted_head(ctx, site.end)[0]].low not in lex.garments]
+
+
+def _subject_noun_before(ctx: CaptionContext, i: int) -> bool:
+    """True when the words right before token ``i`` are the subject's noun phrase: a noun (an object noun, a
+    place or a word that can only be a noun) after content words only, back to the subject's start or its
+    determiner there ("A large bathroom", "Two men"; not "cutting a cake")."""
+    noun = i - 1
+    if noun < 0 or not ctx.joined(noun, i) or not ctx.is_content(ctx.tokens[noun]):
+        return False
+    low = ctx.tokens[noun].low
+    if not (any(u.end - 1 == noun for u in ctx.units.values() if u.form is not None)
+            or (low,) in load_places().group_of or is_noun_like(low)):
+        return False
+    start = noun
+    while start > 0 and ctx.joined(start - 1, start) and ctx.is_content(ctx.tokens[start - 1]) \
+            and not ctx.tokens[start - 1].low.endswith("ing"):
+        start -= 1
+    if start > 0 and ctx.joined(start - 1, start) and ctx.tokens[start - 1].low in _DETERMINERS | ctx.lex.numbers.keys():
+        start -= 1
+    return is_subject(ctx, start)
+
+
+def _article_sites(ctx: CaptionContext, where) -> list[CountSite]:
+    """"a"/"an" at a token ``where`` accepts, before a countable object noun that is its only mention (an
+    object-flip site), with no possessor ("a man's hat"): a count of one."""
     lex, sites = ctx.lex, []
     heads = {site.unit.end - 1: site for site in object_sites(ctx) if site.number == "singular"}
     for i, tok in enumerate(ctx.tokens):
-        if tok.low not in ("a", "an") or not is_subject(ctx, i):
+        if tok.low not in ("a", "an") or not where(i):
             continue
         head = counted_head(ctx, i + 1)
         site = heads.get(head[0]) if head is not None else None
@@ -77,7 +118,6 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
         quantifiers = tuple(q for q in lex.plural_quantifiers
                             if supercategory in lex.quantifier_supercategories.get(q, (supercategory,)))
         sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS + quantifiers))
-    ctx.memo["article_count_sites"] = sites
     return sites
 
 
@@ -215,13 +255,16 @@ def number_agrees(ctx: CaptionContext, site: CountSite, variant: Variant) -> boo
 def article_count_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
     """The count flips of every article count site (the count family's agreement edits, to a number or a
     plural quantifier, "A dog is sleeping" -> "Several dogs are sleeping", or the article dropped for a bare
-    plural: "Dogs are sleeping"), where every verb after it agrees."""
+    plural: "Dogs are sleeping") and of every held article site ("A man holding a bat" -> "A man holding two
+    bats"; no bare plural there), where every verb after it agrees."""
     def to_many(site: CountSite, word: str) -> Variant | None:
         return count_flip(ctx, site, word, value=None if word in ctx.lex.numbers else 2)
-    return [itertools.chain((v for word in site.targets
-                             if (v := to_many(site, word)) is not None and _agrees(ctx, site, v)),
-                            filter(None, (bare_plural_flip(ctx, site),)))
-            for site in article_count_sites(ctx)]
+
+    def flips(site: CountSite, subject: bool) -> Iterator[Variant]:
+        many = (v for word in site.targets if (v := to_many(site, word)) is not None and _agrees(ctx, site, v))
+        return itertools.chain(many, filter(None, (bare_plural_flip(ctx, site),)) if subject else ())
+    return ([flips(site, True) for site in article_count_sites(ctx)]
+            + [flips(site, False) for site in held_article_sites(ctx)])
 
 
 def broken_caption(ctx: CaptionContext) -> bool:
