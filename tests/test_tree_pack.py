@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import open_clip
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from lgip_metric.models import ModelSpec, load_model
 from lgip_metric.models.tree_pack import pooled_position, shared_prefix, trie_size, tree_batch
-from lgip_metric.scoring.texts import MIN_FILL, MIN_SHARED, pack_batches, tree_packs
+from lgip_metric.scoring.distributed import Context
+from lgip_metric.scoring.heap import MMAP_THRESHOLD_BYTES
+from lgip_metric.scoring.texts import MIN_FILL, MIN_SHARED, pack_batches, pack_budget, plan_batches, tree_packs
 from lgip_metric.testing import make_tiny_hf_clip, make_tiny_siglip
 
 CAPTION = "A brown dog laying on the ground next to a red frisbee in a park."
@@ -164,3 +167,25 @@ def test_the_plan_packs_every_text_once_within_its_budgets(texts, pack_tokens, b
         widths = [nodes[index[int(p[0])]] for p in batch]
         assert len(batch) * max(widths) <= batch_tokens or len(batch) == 1
         assert min(widths) >= MIN_FILL * max(widths)  # padding stays below a quarter of the batch
+
+
+def test_cpu_packed_batches_keep_each_activation_below_the_mmap_threshold(encoder):
+    """A CPU layer's widest activation (the MLP's hidden layer) over a packed batch stays a heap block:
+    ViT-B/16's 2,048-wide MLP is 8 KiB a token in fp32, so a batch as wide as the plain path's (batch
+    size x longest text, 4,928 tokens here) would be mapped and faulted in afresh in every layer."""
+    texts = [f"{t} {k}" for k in range(40) for t in TEXTS[:7]]
+    batches = plan_batches(encoder, texts, np.arange(len(texts)), 64, Context(), False, 0)
+    ids = encoder.tokenize(texts)
+    assert sorted(int(i) for batch in batches for pack in batch for i in pack) == list(range(len(texts)))
+    plain_tokens = 64 * max(map(len, ids))
+    budget = pack_budget(encoder, plain_tokens)
+    assert encoder.text_token_bytes == 4 * max(m.out_features for m in encoder.text_tower.modules()
+                                                if isinstance(m, torch.nn.Linear))
+    for batch in batches:
+        nodes = encoder.tree_batch([[ids[i] for i in pack] for pack in batch])["input_ids"].numel()
+        assert nodes <= budget and (nodes * encoder.text_token_bytes < MMAP_THRESHOLD_BYTES or len(batch) == 1)
+    if encoder.model_id == "random:ViT-B-16":
+        assert encoder.text_token_bytes == 2048 * 4 and budget == 511 < plain_tokens
+        assert len(batches) > 1
+    gpu = SimpleNamespace(device=torch.device("cuda"), text_token_bytes=encoder.text_token_bytes)
+    assert pack_budget(gpu, plain_tokens) == plain_tokens  # GPU plans are the plain path's width

@@ -74,6 +74,17 @@ class Encoder(ABC):
         """Pad token ids into model inputs: to the longest in the batch or to the fixed length."""
 
     @property
+    @abstractmethod
+    def text_tower(self) -> torch.nn.Module:
+        """The modules that encode a text (its blocks and projections, not the image tower)."""
+
+    @cached_property
+    def text_token_bytes(self) -> int:
+        """Bytes per token of the text tower's widest activation (its MLP's hidden layer) at this precision."""
+        width = max(m.out_features for m in self.text_tower.modules() if isinstance(m, torch.nn.Linear))
+        return width * (4 if self.precision == "fp32" else 2)
+
+    @property
     def tree_packing(self) -> bool:
         """Whether the engine gives this encoder tree-packed text batches: asked for and exact."""
         return self.packing_asked and self.packing_blocker is None

@@ -75,6 +75,10 @@ class TransformersEncoder(Encoder):
         self.pool_rule = ("argmax", None) if eos_id == LEGACY_EOS_ID else ("eos", eos_id)
         self.packing_blocker = _packing_blocker(self.siglip, config.model_type, model.text_model.config._attn_implementation)
 
+    @property
+    def text_tower(self) -> torch.nn.Module:
+        return self.model.text_model
+
     def normalize_text(self, text: str) -> str:
         return text.lower() if self.lowercase else text
 

@@ -60,6 +60,10 @@ class OpenClipEncoder(Encoder):
         self.pool_rule = (self._pool, self._eos_id)
         self.packing_blocker = _packing_blocker(self._text, self.dynamic_padding)
 
+    @property
+    def text_tower(self) -> torch.nn.Module:
+        return self._text.transformer
+
     def normalize_text(self, text: str) -> str:
         return text
 

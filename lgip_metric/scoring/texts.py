@@ -11,7 +11,7 @@ Tree packing (causal towers, :mod:`lgip_metric.models.tree_pack`): the texts are
 order, where texts sharing a prefix sit together; a run of texts that each share more than the start
 token with the one before becomes a pack, one sequence of its trie's nodes, up to ``PACK_TOKENS``
 nodes; packs of similar size are batched together up to the padded tokens of the plain path's
-largest batch.
+largest batch, and on the CPU below the heap's mmap threshold (:func:`pack_budget`).
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from lgip_metric.scoring.distributed import Context
 from lgip_metric.scoring.image_data import PREFETCH_BATCHES
 from lgip_metric.models.base import Batch, Encoder
 from lgip_metric.models.tree_pack import shared_prefix
+from lgip_metric.scoring.heap import heap_rows
 
 TOKENIZE_CHUNK = 4096
 PACK_TOKENS = 256  # most trie nodes in one packed sequence (a text longer than this is a pack of its own)
@@ -107,12 +108,21 @@ def plan_batches(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, 
         order = np.array(sorted(positions.tolist(), key=texts.__getitem__), np.int64)  # shared prefixes side by side
         lengths, shared = _gathered_counts(encoder, [texts[p] for p in order], ctx, show, num_workers)
         packs, nodes = tree_packs(lengths, shared)
-        budget = batch_size * int(lengths.max(initial=1))  # the padded tokens of the plain path's largest batch
+        budget = pack_budget(encoder, batch_size * int(lengths.max(initial=1)))
         return [[order[pack] for pack in batch] for batch in pack_batches(packs, nodes, budget)]
     lengths = np.zeros(len(positions), np.int64)
     if encoder.dynamic_padding:
         lengths = _gathered_counts(encoder, [texts[p] for p in positions], ctx, show, num_workers)[0]
     return [positions[b] for b in length_batches(lengths, batch_size, encoder.dynamic_padding)]
+
+
+def pack_budget(encoder: Encoder, plain_tokens: int) -> int:
+    """The most padded tokens of one packed batch: ``plain_tokens`` (the plain path's largest batch) on a
+    GPU; on the CPU also few enough that a layer's widest activation stays below the heap's mmap
+    threshold (:func:`~lgip_metric.scoring.heap.heap_rows`), so it is reused, not mapped and faulted afresh."""
+    if encoder.device.type != "cpu":
+        return plain_tokens
+    return min(plain_tokens, heap_rows(encoder.text_token_bytes))
 
 
 def _gathered_counts(encoder: Encoder, texts: Sequence[str], ctx: Context, show: bool,
