@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.6.0"
+LEXICON_VERSION = "1.7.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -93,6 +93,7 @@ class Lexicon:
     pair_nouns: frozenset[str]  # "a pair of scissors" is one object
     count_cues: tuple[tuple[str, ...], ...]  # "two of the men", "the middle person": no hard count flip
     plural_quantifiers: tuple[str, ...]  # "several" dogs: a count of many with no number (hard count flips)
+    held_quantifiers: tuple[str, ...]  # of those, the ones a held object may take ("holding several bats")
     quantifier_not_after: frozenset[str]  # "very" many: no quantifier count after these
     holding_words: frozenset[str]  # "riding" horses, "their" phone: a noun after these is held by the subject
     collective_predicates: tuple[tuple[str, ...], ...]  # "lined up", "in rows": no hard count flip to one
@@ -242,6 +243,7 @@ def load_lexicon() -> Lexicon:
         pair_nouns=frozenset(numbers["pair_nouns"]),
         count_cues=tuple(tuple(p.split()) for p in numbers["count_cues"]),
         plural_quantifiers=tuple(numbers["plural_quantifiers"]),
+        held_quantifiers=tuple(numbers["held_quantifiers"]),
         quantifier_not_after=frozenset(numbers["quantifier_not_after"]),
         holding_words=frozenset(numbers["holding_words"]),
         collective_predicates=tuple(tuple(p.split()) for p in numbers["collective_predicates"]),

@@ -44,6 +44,7 @@ import math
 from collections.abc import Callable, Iterator
 
 from lgip_dataset.perturb import plausibility
+from lgip_dataset.perturb.agreement import noun_for_number
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families import colors, counts, hard_sites, objects
 from lgip_dataset.perturb.places import load_places
@@ -73,7 +74,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.7.0"
+VERSION = "2.8.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -337,9 +338,23 @@ def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     colour word is inserted as often as it is removed) that its noun can have (lexicon
     ``hard_natural_colors``: no gray tulip; none in a name, "green granny smith apples", "silver ware")."""
     natural = ctx.lex.hard_natural_colors
-    return [(colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets
-             if wide.noun not in natural or ctx.lex.color_group[c] in natural[wide.noun])
-            for wide in map(functools.partial(colors.every_word_site, ctx), colors.color_sites(ctx))]
+    sites = []
+    for wide in map(functools.partial(colors.every_word_site, ctx), colors.color_sites(ctx)):
+        noun = _natural_kind(ctx, wide)
+        sites.append(iter([colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets
+                           if noun not in natural or ctx.lex.color_group[c] in natural[noun]]))
+    return sites
+
+
+def _natural_kind(ctx: CaptionContext, site: colors.ColorSite) -> str | None:
+    """The noun whose ``hard_natural_colors`` bound the colours of ``site``: the noun it describes, or else the
+    singular of the word right after it where that is a natural kind of the lexicon (a form the colour family
+    takes for a verb: "yellow eyes")."""
+    nxt = ctx.next_word(site.index)
+    if site.noun is not None or nxt is None or not ctx.joined(site.index, site.index + 1):
+        return site.noun
+    singular = noun_for_number(nxt.low, singular=True)
+    return singular if singular in ctx.lex.hard_natural_colors else None
 
 
 def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
@@ -352,7 +367,7 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     sites = []
     for site, candidates in zip(counts.count_sites(ctx), counts.generate(ctx, rng)):
         article = hard_sites.singular_article_flip(ctx, site, "hard_count")
-        agreeing = (v for v in candidates if hard_sites.number_agrees(ctx, site, v))
+        agreeing = [v for v in candidates if hard_sites.number_agrees(ctx, site, v)]  # now, while ``site`` is this one
         sites.append(itertools.chain(agreeing, () if article is None else (article,)))
     quantifiers = [iter(filter(None, (hard_sites.singular_article_flip(ctx, site, "hard_count"),)))
                    for site in hard_sites.quantifier_sites(ctx)]

@@ -61,7 +61,8 @@ def article_count_sites(ctx: CaptionContext) -> list[CountSite]:
     """"a"/"an" before a countable object noun that opens a subject and is its only mention (an
     object-flip site, so no coreference, partitive or compound use): a count of one."""
     if "article_count_sites" not in ctx.memo:
-        ctx.memo["article_count_sites"] = _article_sites(ctx, lambda i: is_subject(ctx, i))
+        ctx.memo["article_count_sites"] = _article_sites(ctx, lambda i: is_subject(ctx, i),
+                                                         ctx.lex.plural_quantifiers)
     return ctx.memo["article_count_sites"]
 
 
@@ -70,14 +71,16 @@ def held_article_sites(ctx: CaptionContext) -> list[CountSite]:
     lexicon's ``counted_objects_after``: "with" right after the subject's noun ("A bathroom with a toilet", "A
     man with a dog"; not "cutting a cake with a knife", where it may be the tool), a holding verb ("A man
     holding a bat") or a preposition of nearness ("A dog sitting next to a bench"): a count of one that is no
-    subject's ("A man holding two bats" asks no verb to change)."""
+    subject's ("A man holding two bats" asks no verb to change), to a number or a quantifier of the lexicon's
+    ``held_quantifiers`` ("several bats"; never "many bats" for one player)."""
     lex = ctx.lex
 
     def held(i: int) -> bool:
         after = next((p for p in lex.counted_objects_after if i >= len(p) and phrase_at(ctx, i - len(p), p)
                       and ctx.joined(i - 1, i)), None)
         return after is not None and (after != ("with",) or _subject_noun_before(ctx, i - 1))
-    return [site for site in _article_sites(ctx, held) if ctx.tokens[counted_head(ctx, site.end)[0]].low not in lex.garments]
+    return [site for site in _article_sites(ctx, held, lex.held_quantifiers)
+            if ctx.tokens[counted_head(ctx, site.end)[0]].low not in lex.garments]
 
 
 def _subject_noun_before(ctx: CaptionContext, i: int) -> bool:
@@ -100,9 +103,10 @@ def _subject_noun_before(ctx: CaptionContext, i: int) -> bool:
     return is_subject(ctx, start)
 
 
-def _article_sites(ctx: CaptionContext, where) -> list[CountSite]:
+def _article_sites(ctx: CaptionContext, where, quantifiers: tuple[str, ...]) -> list[CountSite]:
     """"a"/"an" at a token ``where`` accepts, before a countable object noun that is its only mention (an
-    object-flip site), with no possessor ("a man's hat"): a count of one."""
+    object-flip site), with no possessor ("a man's hat"): a count of one, which may become a number or one of
+    ``quantifiers`` that counts its supercategory."""
     lex, sites = ctx.lex, []
     heads = {site.unit.end - 1: site for site in object_sites(ctx) if site.number == "singular"}
     for i, tok in enumerate(ctx.tokens):
@@ -115,9 +119,8 @@ def _article_sites(ctx: CaptionContext, where) -> list[CountSite]:
         if site.unit.span[1] < ctx.tokens[site.unit.end - 1].end:  # a possessor ("a man's hat")
             continue
         supercategory = lex.groups[site.unit.form.group].supercategory
-        quantifiers = tuple(q for q in lex.plural_quantifiers
-                            if supercategory in lex.quantifier_supercategories.get(q, (supercategory,)))
-        sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS + quantifiers))
+        fitting = tuple(q for q in quantifiers if supercategory in lex.quantifier_supercategories.get(q, (supercategory,)))
+        sites.append(CountSite(i, i + 1, 1, ARTICLE_COUNTS + fitting))
     return sites
 
 
