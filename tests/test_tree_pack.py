@@ -184,7 +184,7 @@ def test_cpu_packed_batches_keep_each_activation_below_the_mmap_threshold(encode
     for batch in batches:
         nodes = encoder.tree_batch([[ids[i] for i in pack] for pack in batch])["input_ids"].numel()
         assert nodes <= budget and (nodes * encoder.text_token_bytes < MMAP_THRESHOLD_BYTES or len(batch) == 1)
-    if encoder.model_id == "random:ViT-B-16":
+    if encoder.model_id == "open_clip:ViT-B-16":  # the real ViT-B/16 text tower (its MLP 2,048 wide)
         assert encoder.text_token_bytes == 2048 * 4 and budget == 511 < plain_tokens
         assert len(batches) > 1
     gpu = SimpleNamespace(device=torch.device("cuda"), text_token_bytes=encoder.text_token_bytes)
