@@ -11,7 +11,8 @@ building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.ba
 * **balanced to look unbiased, not exactly**: within each type, every word and word bigram of the two
   texts' difference ("A white sink" -> "A pink sink" removes "white" and "white sink", inserts "pink" and
   "pink sink") is removed as often as inserted up to a seeded random target, the net count an unbiased
-  generator would show (:meth:`~lgip_dataset.balance_program.Program.retarget`). Balanced exactly, every
+  generator would show, drawn jointly (one fair coin per image) for hard_count, whose flips move several words
+  together (:meth:`~lgip_dataset.balance_program.Program.retarget`). Balanced exactly, every
   learner cross-fitted on the set reads *below* chance on any image partition (its training folds lean
   against its test fold by construction: measured on val2017, a character learner at 0.45 and a naive
   Bayes learner at 0.37 with exact bigram balance), which measures the balance, not the texts. The flips
@@ -253,7 +254,8 @@ def describe() -> dict:
     return {"rule": "per set (the hard types together, hard_relation alone) and block of images, an integer program over "
                     "every site's pool of fitting candidates (scipy.optimize.milp, HiGHS): at most one flip per site; per "
                     "type every word and word bigram of the texts' difference removed as often as inserted up to a seeded "
-                    "random target (the net count of a fair coin per image), missed only at a cost; as many flips the "
+                    "random target (the net count of a fair coin per image; for the types whose flips move several words "
+                    "together, one coin per image for all their cells), missed only at a cost; as many flips the "
                     "bigram LM, and the trigram LM where the family records it (the hard types), finds likelier than "
                     "their caption as the reverse within each band of its strength; worth: "
                     "each image and each (image, type) with a flip, then each flip (less a cost per tier and per unit of "

@@ -24,6 +24,8 @@ from lgip_dataset.perturb.variant import Variant
 WORD_TOLERANCE = 2  # |net - target| of every word of a type's differences, at most, before a deviation is paid
 BIGRAM_TOLERANCE = 2  # the same for the word bigrams of the differences ("white sink" -> "pink sink")
 TARGET_SPREAD = 1.0  # the targets' spread, in standard deviations of the net count a fair coin per image would give
+JOINT_TARGET_TYPES = ("hard_count",)  # types whose flips move several words together ("A dog is" -> "Two dogs are"):
+# their cells' targets are drawn jointly, one fair coin per image (Program.retarget)
 BIGRAM_MIN_USES = 8  # a bigram is balanced only where its candidates use it at least this often
 DEVIATION_COST = 1.5  # per unit a cell's net count misses its target beyond the tolerance
 LM_TOLERANCE = 0.01  # |LM-prefers-caption - LM-prefers-flip| within a type and band, as a share of its sites (>= 2)
@@ -191,12 +193,17 @@ class Program:
     def retarget(self, chosen: np.ndarray) -> None:
         """Balance every cell to a seeded random target instead of zero, missed only at a cost per unit.
 
-        The target is the net count that a fair coin per image would give: z * s, with z standard normal from
-        a SHA-256 of the seed and the cell, and s the square root of the sum over images of the squared uses of
-        the cell by the flips in ``chosen`` (captions of one image share their words, so they lean together),
-        times ``TARGET_SPREAD``. A set balanced exactly makes a learner cross-fitted on it read below chance on
-        any partition (the training folds lean against the test fold by construction); a set balanced to such
-        targets looks to a learner like the flips of an unbiased generator."""
+        The target is the net count that a fair coin per image would give. Per cell: z * s, with z standard
+        normal from a SHA-256 of the seed and the cell, and s the square root of the sum over images of the
+        squared uses of the cell by the flips in ``chosen`` (captions of one image share their words, so they
+        lean together), times ``TARGET_SPREAD``. For the types of ``JOINT_TARGET_TYPES``, whose flips move
+        several words together, jointly: the net count of ``chosen`` with the flips of each image reversed
+        where a seeded fair coin of that image says so, the same coins for every cell, so that cells that move
+        together get targets that can be met together (independent targets for "dog" and "dogs", "is" and
+        "are" contradict each other, and the choice settles between them, nearer zero). A set balanced exactly
+        makes a learner cross-fitted on it read below chance on any partition (the training folds lean against
+        the test fold by construction); a set balanced to such targets looks to a learner like the flips of an
+        unbiased generator."""
         from scipy.special import ndtri
 
         n = len(self)
@@ -204,7 +211,11 @@ class Program:
         per_image = (abs(self.balance[:, :n]) @ by_image).tocsr()  # each cell's uses per image
         spread = np.sqrt(np.asarray(per_image.multiply(per_image).sum(axis=1)).ravel())
         z = ndtri(np.array([tie_break(self.seed, "target", *cell) * (1 - 2e-9) + 1e-9 for cell in self.cells]))
-        self.target = np.round(TARGET_SPREAD * z * spread)
+        images = np.unique(np.array([str(i) for i in self.image_ids]))  # the order of self.image
+        coins = np.array([1.0 if tie_break(self.seed, "coin", image) < 0.5 else -1.0 for image in images])
+        joint = (self.balance[:, :n] @ by_image) @ coins  # each cell's signed net per image, under the coins
+        is_joint = np.array([type_ in JOINT_TARGET_TYPES for type_, _ in self.cells], dtype=bool)
+        self.target = np.round(np.where(is_joint, joint, TARGET_SPREAD * z * spread))
         self.soft = True
         self._constraints[1] = LinearConstraint(self._constraints[1].A, -np.inf, self.target + self.tolerance)
         self._constraints[2] = LinearConstraint(self._constraints[2].A, self.target - self.tolerance, np.inf)
@@ -254,6 +265,7 @@ class Program:
 def describe() -> dict:
     """The program's constants, for a build's record."""
     return {"word_tolerance": WORD_TOLERANCE, "bigram_tolerance": BIGRAM_TOLERANCE, "target_spread": TARGET_SPREAD,
+            "joint_target_types": list(JOINT_TARGET_TYPES),
             "bigram_min_uses": BIGRAM_MIN_USES,
             "deviation_cost": DEVIATION_COST, "lm_tolerance": LM_TOLERANCE, "lm_bands": list(LM_BANDS),
             "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH,

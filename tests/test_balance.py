@@ -222,6 +222,35 @@ def test_random_targets_are_seeded_and_the_choice_moves_to_them():
     assert (targets[0] == targets[1]).all() and np.abs(targets[0]).max() > balance_program.WORD_TOLERANCE
 
 
+def test_the_targets_of_a_type_whose_flips_move_words_together_are_drawn_jointly_one_coin_per_image():
+    """hard_count's targets are the net counts its exact choice would show with each image's flips reversed by a
+    seeded fair coin (recomputed here from the diffs), so "dog" and "dogs", which every flip moves together, get
+    opposite targets that can be met together; a type of JOINT_TARGET_TYPES only, others keep independent ones."""
+    assert balance_program.JOINT_TARGET_TYPES == ("hard_count",)
+    targets = {}
+    for type_ in ("hard_count", "hard_object"):
+        sites = [_site(f"c{i}", i // 2, *(("dog", ["dogs"]) if i % 4 < 2 else ("dogs", ["dog"])), type_=type_)
+                 for i in range(120)]
+        program = balance_program.Program(sites, seed=3)
+        exact = program.solve(np.zeros(len(program)), np.ones(len(program), dtype=bool))
+        program.retarget(exact)
+        targets[type_] = dict(zip(program.cells, program.target))
+        if type_ == "hard_count":
+            coin = {i: 1.0 if balance_program.tie_break(3, "coin", str(i)) < 0.5 else -1.0 for i in range(60)}
+            expected = Counter()
+            for j in np.flatnonzero(exact):
+                removed, inserted = program.diffs[j]
+                for word, k in removed.items():
+                    expected[word] += coin[program.image_ids[j]] * k
+                for word, k in inserted.items():
+                    expected[word] -= coin[program.image_ids[j]] * k
+            assert all(targets[type_][(type_, w)] == round(expected[w]) for w in ("dog", "dogs"))
+    count, objects = targets["hard_count"], targets["hard_object"]
+    assert count[("hard_count", "dog")] == -count[("hard_count", "dogs")] != 0
+    assert count[("hard_count", "a dog")] == -count[("hard_count", "a dogs")] == count[("hard_count", "dog")]
+    assert objects[("hard_object", "dog")] != -objects[("hard_object", "dogs")]
+
+
 def test_a_large_set_is_chosen_in_blocks_of_images(monkeypatch):
     sites = [_site(f"c{i}", i, a, [b for b in VOCABULARY if b != a][:3]) for i, a in enumerate(VOCABULARY * 8)]
     monkeypatch.setattr(balance, "BLOCK_CAPTIONS", 12)

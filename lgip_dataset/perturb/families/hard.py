@@ -74,7 +74,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.8.0"
+VERSION = "2.9.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
