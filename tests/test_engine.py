@@ -325,3 +325,17 @@ def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
     with pytest.raises(ZeroDivisionError), Behind() as behind:
         behind.submit(lambda: 1 / 0)
         behind.settle()
+
+
+@pytest.mark.parametrize("cpus,threads,device,expected", [
+    (2, 2, "cpu", 0),  # this project's machine: torch's two threads use both cores, a worker would take their time
+    (16, 8, "cpu", 8),  # hyperthreads torch leaves free
+    (4, 8, "cpu", 0),
+    (2, 2, "cuda", 1),  # a GPU model: every CPU but one decodes and tokenises beside it
+    (32, 16, "cuda", 8),
+])
+def test_default_workers_leave_a_cpu_models_cores_to_its_forward_passes(monkeypatch, cpus, threads, device, expected):
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(engine.torch, "get_num_threads", lambda: threads)
+    assert engine._workers(None, torch.device(device)) == expected
+    assert engine._workers(3, torch.device(device)) == 3 and engine._workers(-1, torch.device(device)) == 0

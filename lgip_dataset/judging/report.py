@@ -10,8 +10,6 @@ import warnings
 from collections import Counter
 from typing import Iterable, Sequence
 
-from scipy.stats import beta
-
 from lgip_dataset.errors import DataError
 from lgip_dataset.judging.labels import LABELS, VALID, majority
 from lgip_dataset.judging.store import Store
@@ -22,6 +20,8 @@ ALL = "all"
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
     """Exact 95% interval of a proportion k / n."""
+    from scipy.stats import beta  # here, not at import: scoring imports the package and has no use for scipy.stats
+
     low = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
     return low, high
