@@ -335,7 +335,9 @@ def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
     (32, 16, "cuda", 8),
 ])
 def test_default_workers_leave_a_cpu_models_cores_to_its_forward_passes(monkeypatch, cpus, threads, device, expected):
-    monkeypatch.setattr(engine.os, "cpu_count", lambda: cpus)
-    monkeypatch.setattr(engine.torch, "get_num_threads", lambda: threads)
-    assert engine._workers(None, torch.device(device)) == expected
-    assert engine._workers(3, torch.device(device)) == 3 and engine._workers(-1, torch.device(device)) == 0
+    from lgip_metric.models import factory
+
+    monkeypatch.setattr(factory.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(factory.torch, "get_num_threads", lambda: threads)
+    assert factory.loader_workers(None, torch.device(device)) == expected
+    assert factory.loader_workers(3, torch.device(device)) == 3 and factory.loader_workers(-1, torch.device(device)) == 0

@@ -1,13 +1,13 @@
 """Model registry and factory: two backends (open_clip, transformers) behind one :class:`Encoder`.
 
 The registry names are importable without torch (the CLI checks ``--model``/``--precision`` before
-paying for it); ``Encoder``, ``load_model`` and ``select_device`` import torch on first use.
+paying for it); ``Encoder``, ``load_model``, ``loader_workers`` and ``select_device`` import torch on first use.
 """
 import importlib
 
 from lgip_metric.models.registry import PAPER_MODELS, PRECISIONS, REGISTRY, ModelError, ModelSpec, resolve_model
 
-_NEED_TORCH = {"Encoder": "base", "load_model": "factory", "select_device": "factory"}
+_NEED_TORCH = {"Encoder": "base", "load_model": "factory", "loader_workers": "factory", "select_device": "factory"}
 
 __all__ = [
     "Encoder",
@@ -17,6 +17,7 @@ __all__ = [
     "PRECISIONS",
     "REGISTRY",
     "load_model",
+    "loader_workers",
     "resolve_model",
     "select_device",
 ]

@@ -16,6 +16,16 @@ ENCODERS = {
 }
 
 
+def loader_workers(num_workers: int | None, device: torch.device) -> int:
+    """DataLoader processes that decode images and tokenise texts beside a model on ``device``: ``num_workers`` if
+    given; for a GPU model every CPU but one, for a CPU model only the CPUs its torch threads leave free (a worker
+    beside its forward passes takes their time: on 2 cores one made the sample's run 39.5 s against 32.9 s); at most 8."""
+    if num_workers is not None:
+        return max(0, num_workers)
+    busy = torch.get_num_threads() if device.type == "cpu" else 1
+    return min(8, max(0, (os.cpu_count() or 1) - busy))
+
+
 def select_device(device: str | torch.device | None = None) -> torch.device:
     """The requested device, else CUDA when available, else the CPU; a bare ``cuda`` means
     ``cuda:<LOCAL_RANK>`` so that each ``torchrun`` process gets its own GPU."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.scoring.image_data import ImageRows, image_loader
-from lgip_metric.models import Encoder, load_model, resolve_model, select_device
+from lgip_metric.models import Encoder, load_model, loader_workers, resolve_model, select_device
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, read_alike, read_groups,
                                               read_rows, split_validated, unique_texts, validated_rows)
@@ -127,22 +126,9 @@ def score_dataset(
     ctx = distributed.setup(chosen)
     try:
         job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started, validated)
-        return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, _workers(num_workers, chosen), tree_packing)
+        return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, loader_workers(num_workers, chosen), tree_packing)
     finally:
         ctx.close()
-
-
-def _workers(num_workers: int | None, device: torch.device) -> int:
-    """DataLoader processes that decode images and tokenise texts: ``num_workers`` if given; for a GPU model,
-    every CPU but one (at most 8); for a CPU model only the CPUs torch's own threads leave free, since its forward
-    passes already use ``torch.get_num_threads()`` cores and a worker beside them takes its share of their time
-    (on 2 cores, 1 worker made the sample's run 6.5 s longer: 39.5 s against 32.9 s)."""
-    if num_workers is not None:
-        return max(0, num_workers)
-    cpus = os.cpu_count() or 1
-    if device.type == "cpu":
-        return min(8, max(0, cpus - torch.get_num_threads()))
-    return min(8, max(0, cpus - 1))
 
 
 class _Job:
