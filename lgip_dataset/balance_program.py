@@ -118,7 +118,7 @@ class Program:
                                      return_inverse=True)
         self.group_worth = np.array([HARD_TYPE_COVER_WORTH if k.split("\x1f")[1] in HARD else TYPE_COVER_WORTH
                                      for k in keys])
-        _, self.image = np.unique(np.array([str(i) for i in self.image_ids]), return_inverse=True)
+        self.image_keys, self.image = np.unique(np.array([str(i) for i in self.image_ids]), return_inverse=True)
         self.group_count, self.image_count = int(self.group.max(initial=-1)) + 1, int(self.image.max(initial=-1)) + 1
         self.cells = self._cells()
         self.width = len(self) + self.group_count + self.image_count + len(self.cells)
@@ -211,8 +211,7 @@ class Program:
         per_image = (abs(self.balance[:, :n]) @ by_image).tocsr()  # each cell's uses per image
         spread = np.sqrt(np.asarray(per_image.multiply(per_image).sum(axis=1)).ravel())
         z = ndtri(np.array([tie_break(self.seed, "target", *cell) * (1 - 2e-9) + 1e-9 for cell in self.cells]))
-        images = np.unique(np.array([str(i) for i in self.image_ids]))  # the order of self.image
-        coins = np.array([1.0 if tie_break(self.seed, "coin", image) < 0.5 else -1.0 for image in images])
+        coins = np.array([1.0 if tie_break(self.seed, "coin", image) < 0.5 else -1.0 for image in self.image_keys])
         joint = (self.balance[:, :n] @ by_image) @ coins  # each cell's signed net per image, under the coins
         is_joint = np.array([type_ in JOINT_TARGET_TYPES for type_, _ in self.cells], dtype=bool)
         self.target = np.round(np.where(is_joint, joint, TARGET_SPREAD * z * spread))
