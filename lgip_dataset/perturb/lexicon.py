@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.7.0"
+LEXICON_VERSION = "1.8.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -105,6 +105,7 @@ class Lexicon:
     number_pronouns: dict[str, frozenset[str]]  # "singular"/"plural" -> pronouns that may refer to a count
     subject_after: frozenset[str]  # clause openers: a count after them opens a subject
     subject_determiners: frozenset[str]  # "the" two dogs: still the subject's start
+    plural_modifiers: frozenset[str]  # "various", "different": a noun they modify stays plural (hard count flips)
 
 
 def _read(name: str) -> dict:
@@ -255,6 +256,7 @@ def load_lexicon() -> Lexicon:
         number_pronouns={k: frozenset(v) for k, v in numbers["number_pronouns"].items()},
         subject_after=frozenset(numbers["subject_after"]),
         subject_determiners=frozenset(numbers["subject_determiners"]),
+        plural_modifiers=frozenset(numbers["plural_modifiers"]),
         **_objects(raw["objects"]),
         **_colors(raw["colors"]),
     )

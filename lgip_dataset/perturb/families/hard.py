@@ -74,7 +74,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a set-level choice balances each word's uses both ways, so text alone gains nothing from a count flip reading
 # less likely than its caption (its reverse reads more likely): every type's candidates go this far
 POOL_MAX_DROP = 8.0
-VERSION = "2.9.0"
+VERSION = "2.10.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -193,9 +193,19 @@ def _swap_kin(ctx: CaptionContext, old: str, new: str) -> int | None:
 
 
 def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
-    """0, except a colour already named beside the site ("yellow and black" -> "yellow and yellow")."""
-    near = {ctx.lex.color_group.get(t.low) for t in ctx.tokens[max(first - 3, 0):end + 3]}
-    return None if ctx.lex.color_group[variant.replacement.lower()] in near else 0
+    """0, except a colour already named beside the site ("yellow and black" -> "yellow and yellow", "black-and white"
+    -> "black-and black"), or written there with a letter missing ("a brow and white horse" -> "a brow and brown
+    horse")."""
+    new = variant.replacement.lower()
+    words = {part for t in ctx.tokens[max(first - 3, 0):end + 3] for part in t.low.split("-") if part}
+    near = {ctx.lex.color_group.get(w) for w in words}
+    return None if ctx.lex.color_group[new] in near or any(_one_letter_short(w, new) for w in words) else 0
+
+
+def _one_letter_short(word: str, colour: str) -> bool:
+    """True when ``word`` is ``colour`` with one letter left out ("brow" for "brown")."""
+    return len(word) >= 3 and len(word) + 1 == len(colour) and any(
+        colour[:i] + colour[i + 1:] == word for i in range(len(colour)))
 
 
 def _count_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:

@@ -32,6 +32,7 @@ HELD_WORDS = 4  # "with a big colorful beak": an object noun this many words aft
 _PARTS = frozenset(("back", "backs", "top", "tops", "side", "sides"))  # "on the backs of elephants": held through them
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _RELATIVE_BE = frozenset(("that", "who", "which", "is", "are", "was", "were"))  # "a person that is on a motorcycle"
+_PARTICLES = frozenset(("up", "out", "down", "off"))  # "holding up a hair dryer": held through them
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
                           "your", "our"))
 
@@ -151,9 +152,54 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     # a held noun of the subject's old number would clash with its new one ("Two people riding horses" ->
     # "A person riding horses", "A person holding a tomato" -> "Several people holding a tomato")
     clash = is_subject(ctx, site.first) and (number in held_numbers(ctx, start) or (
-        number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])))
-    fixed = _held_in_plural(ctx, start - 1) if number == "plural" else _modifies_next(ctx, start - 1)
+        number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])) or (
+        number == "plural" and _on_bare_plural(ctx, start)))
+    fixed = _modifies_next(ctx, start - 1, number) or _as_role(ctx, start) or (
+        is_subject(ctx, site.first) and _coordinated_bare(ctx, start - 1)) or (
+        number == "plural" and (_held_in_plural(ctx, start - 1) or collective(ctx)
+                                or any(t.low in ctx.lex.plural_modifiers for t in ctx.tokens[site.end:start])))
     return not after & {t.low for t in tokenize(variant.text)} and not clash and not fixed
+
+
+def _as_role(ctx: CaptionContext, start: int) -> bool:
+    """True when "as" after the counted noun (from token ``start``) names a role in a number of its own ("a donut as an
+    ornament", "Two men dressed as animals"): the role keeps the noun's number."""
+    for i, tok in enumerate(ctx.tokens[start:], start):
+        nxt = ctx.next_word(i)
+        if tok.low == "as" and nxt is not None and (nxt.low in ("a", "an") or (
+                ctx.is_content(nxt) and noun_for_number(nxt.low, True) not in (None, nxt.low))):
+            return True
+    return False
+
+
+def _coordinated_bare(ctx: CaptionContext, noun: int) -> bool:
+    """True when the counted noun at token ``noun`` is listed, by "and", "or" or a comma, before a singular count
+    noun with no determiner of its own ("A street sign and fire hydrant", "A woman and man", "Cars, truck and
+    carriages"): the article is said of both, and the count changed alone leaves the other noun without one (asked
+    of a subject only, whose verb then agrees with neither; an inventory after "with" reads as a list: "A bathroom
+    with two toilets and bathtub")."""
+    k = noun + 1
+    if k < len(ctx.tokens) and ctx.joined(noun, k) and ctx.tokens[k].low in ("and", "or"):
+        k += 1
+    elif not (k < len(ctx.tokens) and ctx.text[ctx.tokens[noun].end:ctx.tokens[k].start].strip() == ","):
+        return False
+    if k >= len(ctx.tokens) or not ctx.joined(k - 1, k) and ctx.tokens[k - 1].low in ("and", "or"):
+        return False
+    nxt, unit = ctx.tokens[k], ctx.units.get(k)
+    if unit is not None and unit.form is not None:
+        return unit.form.number == "singular" and not uncounted(ctx, unit)
+    return ctx.is_content(nxt) and is_noun_like(nxt.low) and noun_for_number(nxt.low, True) == nxt.low
+
+
+def _on_bare_plural(ctx: CaptionContext, start: int) -> bool:
+    """True when a held preposition after the subject's noun (from token ``start``) is followed by a plural noun
+    with no determiner ("Two men ... on horses", "in boats"): one each, so a subject made one would ride many."""
+    for i, tok in enumerate(ctx.tokens[start:], start):
+        unit = ctx.units.get(i + 1)
+        if tok.low in ctx.lex.held_prepositions and ctx.joined(i, i + 1) and unit is not None and unit.form is not None \
+                and unit.form.number == "plural" and unit.form.group not in ctx.lex.plural_in_use:
+            return True
+    return False
 
 
 def _held_in_plural(ctx: CaptionContext, noun: int) -> bool:
@@ -170,13 +216,19 @@ def _held_in_plural(ctx: CaptionContext, noun: int) -> bool:
             and noun_for_number(nxt.low, True) not in (None, nxt.low))
 
 
-def _modifies_next(ctx: CaptionContext, noun: int) -> bool:
-    """True when the counted singular noun at token ``noun`` modifies the noun right after it ("an apple
-    building", "a bus stop"): "some apples building" is garbled. The next word is an object noun, a word
-    that can only be a noun, or a noun in -ing (lexicon ``ing_nouns``: "building")."""
+def _modifies_next(ctx: CaptionContext, noun: int, number: str) -> bool:
+    """True when the counted noun at token ``noun``, of ``number``, modifies the noun right after it ("an apple
+    building", "a bus stop", "some books shelves"): "some apples building" and "a book shelves" are garbled. The next
+    word is an object noun, a word that can only be a noun, or a noun in -ing (lexicon ``ing_nouns``: "building");
+    after a plural, never a verb form that agrees with it ("Cows walk", "giraffes stand")."""
     nxt = ctx.next_word(noun)
     if nxt is None or not ctx.joined(noun, noun + 1) or not ctx.is_content(nxt):
         return False
+    if number == "plural":  # "books shelves": a plural noun before another; "people crossing" and "Cows walk" are verbs
+        if present_verb_number(nxt.low) == "plural" or nxt.low.endswith("ing"):
+            return False
+        if can_be_noun(nxt.low) and noun_for_number(nxt.low, True) not in (None, nxt.low):
+            return True
     return (noun + 1 in ctx.units or is_noun_like(nxt.low)
             or (nxt.low in load_probe_lexicon().ing_nouns and "NOUN" in word_lemmas(nxt.low)))
 
@@ -213,7 +265,7 @@ def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
             if low in ctx.lex.holding_words or (low in ctx.lex.held_prepositions and _holds_after(ctx, k, start, first)):
                 numbers.add(number)
                 break
-            if low in ctx.lex.function_words and low not in _DETERMINERS:
+            if low in ctx.lex.function_words and low not in _DETERMINERS and low not in _PARTICLES:
                 break
             k, words = k - 1, words - 1
     return numbers
@@ -340,6 +392,8 @@ def bare_plural_sites(ctx: CaptionContext) -> list[tuple[CountSite, tuple[int, N
         if any(not ctx.is_content(t) or t.low in lex.numbers or k in ctx.units for k, t in
                enumerate(ctx.tokens[start:unit.start], start)):
             continue
+        if start > 0 and not ctx.sentence_start(start) and any(t.low.endswith("ing") for t in ctx.tokens[start:unit.start]):
+            continue  # "while carrying bananas": after a clause opener, a word in -ing is the verb, not a modifier
         sites.append((CountSite(start, start, 2, ()), (unit.end - 1, unit.form)))
     return sites
 
