@@ -151,14 +151,20 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     after = {t.low for i, t in enumerate(ctx.tokens[start:], start) if verb(i, t.low)}
     # a held noun of the subject's old number would clash with its new one ("Two people riding horses" ->
     # "A person riding horses", "A person holding a tomato" -> "Several people holding a tomato")
-    clash = is_subject(ctx, site.first) and (number in held_numbers(ctx, start) or (
+    subject = is_subject(ctx, site.first)
+    clash = subject and (number in held_numbers(ctx, start) or (
         number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])) or (
         number == "plural" and _on_bare_plural(ctx, start)))
     fixed = _modifies_next(ctx, start - 1, number) or _as_role(ctx, start) or (
-        is_subject(ctx, site.first) and _coordinated_bare(ctx, start - 1)) or (
+        subject and _coordinated_bare(ctx, start - 1)) or (
         number == "plural" and (_held_in_plural(ctx, start - 1) or collective(ctx)
                                 or any(t.low in ctx.lex.plural_modifiers for t in ctx.tokens[site.end:start])))
     return not after & {t.low for t in tokenize(variant.text)} and not clash and not fixed
+
+
+def _plural_form(word: str) -> bool:
+    """True for a noun's plural form: its singular is another word ("horses", "shelves"; not "horse" nor "walk")."""
+    return noun_for_number(word, True) not in (None, word)
 
 
 def _as_role(ctx: CaptionContext, start: int) -> bool:
@@ -167,7 +173,7 @@ def _as_role(ctx: CaptionContext, start: int) -> bool:
     for i, tok in enumerate(ctx.tokens[start:], start):
         nxt = ctx.next_word(i)
         if tok.low == "as" and nxt is not None and (nxt.low in ("a", "an") or (
-                ctx.is_content(nxt) and noun_for_number(nxt.low, True) not in (None, nxt.low))):
+                ctx.is_content(nxt) and _plural_form(nxt.low))):
             return True
     return False
 
@@ -213,7 +219,7 @@ def _held_in_plural(ctx: CaptionContext, noun: int) -> bool:
     if unit is not None and unit.form is not None:
         return unit.form.number == "plural" and unit.form.group not in ctx.lex.plural_in_use
     return (ctx.is_content(nxt) and can_be_noun(nxt.low) and not nxt.low.endswith("ing")
-            and noun_for_number(nxt.low, True) not in (None, nxt.low))
+            and _plural_form(nxt.low))
 
 
 def _modifies_next(ctx: CaptionContext, noun: int, number: str) -> bool:
@@ -227,7 +233,7 @@ def _modifies_next(ctx: CaptionContext, noun: int, number: str) -> bool:
     if number == "plural":  # "books shelves": a plural noun before another; "people crossing" and "Cows walk" are verbs
         if present_verb_number(nxt.low) == "plural" or nxt.low.endswith("ing"):
             return False
-        if can_be_noun(nxt.low) and noun_for_number(nxt.low, True) not in (None, nxt.low):
+        if can_be_noun(nxt.low) and _plural_form(nxt.low):
             return True
     return (noun + 1 in ctx.units or is_noun_like(nxt.low)
             or (nxt.low in load_probe_lexicon().ing_nouns and "NOUN" in word_lemmas(nxt.low)))
