@@ -198,28 +198,27 @@ def _coordinated_bare(ctx: CaptionContext, noun: int) -> bool:
 
 
 def _on_bare_plural(ctx: CaptionContext, start: int) -> bool:
-    """True when a held preposition after the subject's noun (from token ``start``) is followed by a plural noun
-    with no determiner ("Two men ... on horses", "in boats"): one each, so a subject made one would ride many."""
-    for i, tok in enumerate(ctx.tokens[start:], start):
-        unit = ctx.units.get(i + 1)
-        if tok.low in ctx.lex.held_prepositions and ctx.joined(i, i + 1) and unit is not None and unit.form is not None \
-                and unit.form.number == "plural" and unit.form.group not in ctx.lex.plural_in_use:
-            return True
-    return False
+    """True when a held preposition after the subject's noun (from token ``start``) is followed by a bare plural
+    (:func:`_bare_plural_after`: "Two men ... on horses", "in boats"): one each, so a subject made one would ride many."""
+    return any(_bare_plural_after(ctx, i) for i in range(start, len(ctx.tokens)))
 
 
 def _held_in_plural(ctx: CaptionContext, noun: int) -> bool:
-    """True when the counted noun at token ``noun`` is directly followed by a held preposition and a plural
-    noun with no determiner ("two hot dogs in buns", "two dogs on leashes"): one each, so the counted noun
-    stays plural ("a hot dog in buns"); not a noun used in the plural for one thing ("on skis")."""
-    prep, nxt = ctx.next_word(noun), ctx.next_word(noun + 1)
-    if prep is None or nxt is None or prep.low not in ctx.lex.held_prepositions or not ctx.joined(noun + 1, noun + 2):
+    """True when the counted noun at token ``noun`` is directly followed by a held preposition and a bare plural
+    (:func:`_bare_plural_after`: "two hot dogs in buns", "two dogs on leashes"): one each, so the counted noun
+    stays plural ("a hot dog in buns")."""
+    return ctx.joined(noun, noun + 1) and _bare_plural_after(ctx, noun + 1)
+
+
+def _bare_plural_after(ctx: CaptionContext, prep: int) -> bool:
+    """True when token ``prep`` is a held preposition directly followed by a plural noun with no determiner ("on
+    horses", "in buns"), not a noun used in the plural for one thing ("on skis")."""
+    if not (ctx.joined(prep, prep + 1) and ctx.tokens[prep].low in ctx.lex.held_prepositions):
         return False
-    unit = ctx.units.get(noun + 2)
+    unit, nxt = ctx.units.get(prep + 1), ctx.tokens[prep + 1]
     if unit is not None and unit.form is not None:
         return unit.form.number == "plural" and unit.form.group not in ctx.lex.plural_in_use
-    return (ctx.is_content(nxt) and can_be_noun(nxt.low) and not nxt.low.endswith("ing")
-            and _plural_form(nxt.low))
+    return ctx.is_content(nxt) and can_be_noun(nxt.low) and not nxt.low.endswith("ing") and _plural_form(nxt.low)
 
 
 def _modifies_next(ctx: CaptionContext, noun: int, number: str) -> bool:
