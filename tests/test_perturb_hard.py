@@ -558,6 +558,8 @@ SINGULAR_COUNTS = [
     ("A group of five men stand in a field.", None),  # no "a group of a man"
     ("Two people riding horses on the beach.", None),  # "horses" is held: "A person riding horses" clashes
     ("Two people holding a tomato.", "A person holding a tomato."),  # the held tomato agrees with one person
+    ("Two men are dressed in blazers and hats.", None),  # a bare plural no lexicon lists: one man, many blazers
+    ("Two dogs with bows on their heads.", None),  # "their" refers back
 ]
 
 
@@ -574,6 +576,18 @@ def test_counts_go_both_ways(caption, expected):
 def test_no_count_flip_where_the_caption_says_its_count_another_way(caption):
     assert not Perturber(families="hard_count").hard_pools(caption)["hard_count"]
     assert not [f for f in _hard_flips(caption) if f.type == "hard_count"]
+
+
+@pytest.mark.parametrize("name", sorted(hard.POOL_MAX_DROP))
+def test_a_pool_keeps_candidates_down_to_its_familys_drop(name):
+    """A count's plural is rare in text ("Desks containing ..."), so its pool goes further below the caption's
+    likelihood than an object's or a colour's; none goes past its own bound."""
+    drop = hard.POOL_MAX_DROP[name]
+    variant = Variant("B", "flip", name, "a", "b", (0, 1))
+    ranked = [[(variant, 1.0, -drop, 0.0, 0), (variant, 1.0, -drop - 0.01, 0.0, 0), (variant, 1.0, -8.5, 0.0, 0)]]
+    kept = [v.plausibility["lm_delta"] for v in hard.pool(name, ranked, ())]
+    assert kept == [-drop] + ([-8.5] if drop >= 8.5 else [])
+    assert hard.hard_flip_provenance()["pool_max_drop"][name] == drop
 
 
 def test_a_noun_used_in_the_plural_is_never_a_singular_replacement():
