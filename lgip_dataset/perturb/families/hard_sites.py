@@ -167,6 +167,11 @@ def _plural_form(word: str) -> bool:
     return noun_for_number(word, True) not in (None, word)
 
 
+def _singular_form(word: str) -> bool:
+    """True for a noun's singular form: its singular is itself ("horse"; not "horses", nor a word with none)."""
+    return noun_for_number(word, True) == word
+
+
 def _as_role(ctx: CaptionContext, start: int) -> bool:
     """True when "as" after the counted noun (from token ``start``) names a role in a number of its own ("a donut as an
     ornament", "Two men dressed as animals"): the role keeps the noun's number."""
@@ -194,7 +199,7 @@ def _coordinated_bare(ctx: CaptionContext, noun: int) -> bool:
     nxt, unit = ctx.tokens[k], ctx.units.get(k)
     if unit is not None and unit.form is not None:
         return unit.form.number == "singular" and not uncounted(ctx, unit)
-    return ctx.is_content(nxt) and is_noun_like(nxt.low) and noun_for_number(nxt.low, True) == nxt.low
+    return ctx.is_content(nxt) and is_noun_like(nxt.low) and _singular_form(nxt.low)
 
 
 def _on_bare_plural(ctx: CaptionContext, start: int) -> bool:
@@ -258,7 +263,7 @@ def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
         number = forms.get(first)
         if number is None and ctx.is_content(tok) and (tok.low in ctx.lex.garments or _ends_noun_phrase(ctx, first) or (
                 is_noun_like(tok.low) and not tok.low.endswith("ing"))):
-            number = "singular" if noun_for_number(tok.low, True) == tok.low else "plural"
+            number = "singular" if _singular_form(tok.low) else "plural"
         if number not in ("singular", "plural"):
             continue
         k, words = first - 1, HELD_WORDS
