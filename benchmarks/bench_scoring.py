@@ -10,9 +10,10 @@ On one model and workload, in one process, it times
   (b) a naive reference that decodes/preprocesses the image and tokenises and encodes the image
       and both captions for every (image, caption, variant) row, one row at a time
       (on ``--naive-rows`` rows; its rate does not depend on how many), and
-  (c) the floors: pure forward time of the engine's unique encodes at the same batch size, inputs
-      already decoded, tokenised and packed in memory: the old floor (every unique text whole, in
-      length-sorted batches) and the new one (the engine's tree-packed batches),
+  (c) the floors: pure forward time of the engine's unique encodes in the engine's batches and under its
+      heap settings (``scoring_heap``), inputs already decoded, tokenised and packed in memory: the old
+      floor (every unique text whole, in length-sorted batches) and the new one (the engine's tree-packed
+      batches),
 and prints pairs/s of each with the ratios engine/naive and engine/floor, the text tokens each floor
 computes per token of the unique texts, the text phase of both engines and floors side by side, the
 engine's images/s and texts/s, and the time a paper-scale run (40,000 images, this workload's texts per
@@ -36,7 +37,8 @@ from lgip_dataset.hub_io import DatasetFiles
 from lgip_dataset.images import ImageError
 from lgip_metric import api
 from lgip_metric.statistics import score_table
-from lgip_metric.scoring.image_data import cell_image, collate
+from lgip_metric.scoring.heap import scoring_heap
+from lgip_metric.scoring.image_data import cell_image, collate, image_batch_size
 from lgip_metric.models import load_model
 from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.scoring.distributed import Context
@@ -99,19 +101,21 @@ def _naive_row(encoder, row, cells) -> int:
 
 
 def image_floor(encoder, cells, batch_size: int) -> float:
-    """Seconds of forward passes alone over the unique images, batched like the engine."""
+    """Seconds of forward passes alone over the unique images, batched like the engine and under its heap."""
     items = []
     for image_id, cell in cells.items():
         try:
             items.append((image_id, encoder.image_transform(cell_image(cell)), ""))
         except ImageError:
             continue
-    image_batches = [collate(items[s : s + batch_size])[1] for s in range(0, len(items), batch_size)]
-    encoder.encode_images(image_batches[0])  # warm-up, untimed
-    start = time.perf_counter()
-    for batch in image_batches:
-        encoder.encode_images(batch)
-    return time.perf_counter() - start
+    size = image_batch_size(encoder, batch_size)
+    image_batches = [collate(items[s : s + size])[1] for s in range(0, len(items), size)]
+    with scoring_heap(encoder.device):
+        encoder.encode_images(image_batches[0])  # warm-up, untimed
+        start = time.perf_counter()
+        for batch in image_batches:
+            encoder.encode_images(batch)
+        return time.perf_counter() - start
 
 
 def text_floor(encoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:
@@ -121,11 +125,12 @@ def text_floor(encoder, texts: list[str], batch_size: int) -> tuple[float, int, 
     ids = dict(zip(range(len(texts)), encoder.tokenize(texts)))
     batches = [encoder.tree_batch([[ids[p] for p in pack] for pack in item]) if isinstance(item, list)
                else encoder.text_batch([ids[p] for p in item]) for item in plan]
-    encoder.encode_texts(batches[-1])  # warm-up, untimed
-    start = time.perf_counter()
-    for batch in batches:
-        encoder.encode_texts(batch)
-    seconds = time.perf_counter() - start
+    with scoring_heap(encoder.device):
+        encoder.encode_texts(batches[-1])  # warm-up, untimed
+        start = time.perf_counter()
+        for batch in batches:
+            encoder.encode_texts(batch)
+        seconds = time.perf_counter() - start
     return seconds, sum(b["input_ids"].numel() for b in batches), sum(len(x) for x in ids.values())
 
 

@@ -264,15 +264,17 @@ def straightforward_scores(model: str, dataset: str | Path, batch_size: int) -> 
 
     from lgip_dataset.images import ImageError, decode_image
     from lgip_metric.models import load_model
+    from lgip_metric.scoring.image_data import image_batch_size
 
     encoder = load_model(model, device="cpu")
     rows, cells = (pq.read_table(next((Path(dataset) / c).glob("*.parquet"))).to_pandas() for c in (schema.PAIRS, schema.IMAGES))
     cell_of = dict(zip(cells["image_id"], cells["image"]))
     image_ids = sorted(set(rows["image_id"]))
     image_emb: dict[int, torch.Tensor] = {}
-    for start in range(0, len(image_ids), batch_size):
+    images_per_batch = image_batch_size(encoder, batch_size)
+    for start in range(0, len(image_ids), images_per_batch):
         decoded = {}
-        for image_id in image_ids[start : start + batch_size]:
+        for image_id in image_ids[start : start + images_per_batch]:
             try:
                 decoded[image_id] = encoder.image_transform(decode_image(cell_of[image_id]["bytes"]))
             except ImageError:

@@ -18,6 +18,7 @@ from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported f
 
 Batch = dict[str, torch.Tensor]
 RANDOM_INIT_SEED = 0  # random-weight models of one architecture are identical in every run and backend
+PROBE_IMAGE_SIDE = 224  # the blank image whose preprocessed shape sizes the image tower's activations
 
 
 class Encoder(ABC):
@@ -82,7 +83,38 @@ class Encoder(ABC):
     def text_token_bytes(self) -> int:
         """Bytes per token of the text tower's widest activation (its MLP's hidden layer) at this precision."""
         width = max(m.out_features for m in self.text_tower.modules() if isinstance(m, torch.nn.Linear))
-        return width * (4 if self.precision == "fp32" else 2)
+        return width * self._activation_bytes
+
+    @cached_property
+    def image_row_bytes(self) -> int | None:
+        """Bytes per image of the widest output of any module of the image tower (a ViT's MLP hidden layer
+        over its patches) at this precision, found by running the tower on one blank image on the meta
+        device: shapes only, no compute, no memory. None where the tower cannot run there (an input whose
+        values steer the forward, as NaFlex's patch grid)."""
+        pixels = self.image_transform(Image.new("RGB", (PROBE_IMAGE_SIDE, PROBE_IMAGE_SIDE)))
+        tower, inputs = self._image_tower({key: value[None].to("meta") for key, value in pixels.items()})
+        state = {name: torch.empty_like(t, device="meta", dtype=torch.float32 if t.is_floating_point() else t.dtype)
+                 for name, t in [*tower.named_parameters(), *tower.named_buffers()]}
+        widest = [0]
+
+        def record(module, args, output) -> None:
+            if isinstance(output, torch.Tensor):
+                widest[0] = max(widest[0], output.numel())
+
+        hooks = [m.register_forward_hook(record) for m in tower.modules() if next(m.children(), None) is None]
+        try:
+            with torch.inference_mode():
+                torch.func.functional_call(tower, state, (), inputs)
+        except (NotImplementedError, RuntimeError):
+            return None
+        finally:
+            for hook in hooks:
+                hook.remove()
+        return widest[0] * self._activation_bytes
+
+    @property
+    def _activation_bytes(self) -> int:
+        return 4 if self.precision == "fp32" else 2
 
     @property
     def tree_packing(self) -> bool:
@@ -100,6 +132,10 @@ class Encoder(ABC):
     @abstractmethod
     def _image_features(self, batch: Batch) -> torch.Tensor:
         """Unnormalised image embeddings of a batch already on the device."""
+
+    @abstractmethod
+    def _image_tower(self, batch: Batch) -> tuple[torch.nn.Module, dict[str, torch.Tensor]]:
+        """The module of the image tower that ``_image_features`` runs, and its keyword inputs for ``batch``."""
 
     @abstractmethod
     def settings(self) -> dict:

@@ -100,6 +100,9 @@ class TransformersEncoder(Encoder):
     def _image_features(self, batch: Batch) -> torch.Tensor:
         return self.model.get_image_features(**batch).pooler_output
 
+    def _image_tower(self, batch: Batch) -> tuple[torch.nn.Module, dict[str, torch.Tensor]]:
+        return self.model.vision_model, batch
+
     def settings(self) -> dict:
         processor = self._image_processor
         return {

@@ -92,6 +92,9 @@ class OpenClipEncoder(Encoder):
     def _image_features(self, batch: Batch) -> torch.Tensor:
         return self.model.encode_image(batch["pixel_values"])
 
+    def _image_tower(self, batch: Batch) -> tuple[torch.nn.Module, dict[str, torch.Tensor]]:
+        return self.model.visual, {"x": batch["pixel_values"]}
+
     def settings(self) -> dict:
         tok = self.tokenizer
         clean = getattr(getattr(tok, "clean_fn", None), "__name__", "").removeprefix("_clean_") or "none"

@@ -45,7 +45,7 @@ from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space
 from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
-from lgip_metric.scoring.image_data import ImageRows, image_loader
+from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_loader
 from lgip_metric.models import Encoder, load_model, loader_workers, resolve_model, select_device
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, read_alike, read_groups,
@@ -122,13 +122,13 @@ def score_dataset(
     if cache_root is not None:
         check_writable(cache_root)
     chosen = select_device(device)
-    heap.map_large_blocks()
-    ctx = distributed.setup(chosen)
-    try:
-        job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started, validated)
-        return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, loader_workers(num_workers, chosen), tree_packing)
-    finally:
-        ctx.close()
+    with heap.scoring_heap(chosen):
+        ctx = distributed.setup(chosen)
+        try:
+            job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started, validated)
+            return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, loader_workers(num_workers, chosen), tree_packing)
+        finally:
+            ctx.close()
 
 
 class _Job:
@@ -260,7 +260,8 @@ class _Job:
             hit_positions, hit_emb = cache.lookup("image", keys, dim)
         hit_positions, hit_emb = ctx.broadcast((hit_positions, hit_emb))
         missing = np.setdiff1d(np.arange(count), hit_positions)
-        batches = [missing[start : start + self.batch_size] for start in range(0, len(missing), self.batch_size)]
+        size = image_batch_size(encoder, self.batch_size)
+        batches = [missing[start : start + size] for start in range(0, len(missing), size)]
         owned = [np.concatenate(ctx.shard(batches, rank) or [np.zeros(0, np.int64)]) for rank in range(ctx.world)]
         row_of = {int(p): i for i, p in enumerate(owned[ctx.rank])}
         local = torch.zeros(len(row_of), dim)

@@ -1,4 +1,4 @@
-"""The C heap of a scoring process: blocks of 4 MiB and more get their own mappings, so freeing them returns them.
+"""The C heap of a scoring process: which blocks get their own mappings, and whether freed ones stay.
 
 glibc's ``malloc`` serves a block of at least ``M_MMAP_THRESHOLD`` bytes (128 KiB at start) from its
 own ``mmap`` and returns it to the system when freed; but each such free raises the threshold to that
@@ -9,31 +9,64 @@ and those carvings fragment the heap. Fixing the threshold (``mallopt``) stops t
 ``benchmarks/bench_scale.py`` (d = 1024, 2 CPU cores) peak RSS grew 44 and 49 MB per 1,000 images at
 4 MiB, 40 and 54 at 128 KiB, 54 to 64 without a fixed threshold, while ViT-L/14 scoring on an H100
 (``benchmarks/bench_scoring.py``, batch 256) ran 4,486 and 4,324 pairs/s at 4 MiB, 4,208 and 4,232 at
-128 KiB. Elsewhere (no glibc) nothing changes.
+128 KiB. So a scoring process fixes it at :data:`MMAP_THRESHOLD_BYTES`. Elsewhere (no glibc) nothing changes.
 
-The flip side: a temporary at or above the threshold is mapped and faulted in afresh every time. The
-CPU text phase therefore keeps each layer's activations below it (:func:`heap_rows`): packed ViT-B/16
-batches of about 1,000 tokens (8 KiB per token in the MLP) took twice the page faults of the plain
-path's batches, and ran 1.3x where a floor that reused the freed heap ran 1.9x.
+The flip side is a CPU model's forward passes: there every activation at or above the threshold was
+mapped and faulted in afresh, layer after layer (ViT-B/16's image MLP is 2.4 MB an image, 77 MB for a
+batch of 32), and the heap's free top, once over ``M_TRIM_THRESHOLD`` (128 KiB), was handed back and
+faulted in again by the next batch. While a CPU model scores, the threshold is glibc's ceiling,
+:data:`CPU_MMAP_THRESHOLD_BYTES`, the free top is kept up to :data:`CPU_TRIM_THRESHOLD_BYTES`, and the
+engine sizes CPU batches so that a layer's widest activation fits below the threshold
+(:func:`heap_rows`); afterwards the 4 MiB threshold and glibc's trim threshold come back and the freed
+heap is returned (``malloc_trim``). The peer benchmark's ``lgip score`` (random ViT-B/16, 2 CPU cores)
+took 2.9 M minor page faults before, 0.4 M after.
 """
 from __future__ import annotations
 
 import ctypes
+from contextlib import contextmanager
+from typing import Iterator
 
-M_MMAP_THRESHOLD = -3  # mallopt's parameter number, <malloc.h>
-MMAP_THRESHOLD_BYTES = 4 * 2**20  # above a decoded COCO image and a batch's embeddings; glibc's ceiling is 32 MiB
+import torch
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers, <malloc.h>
+MMAP_THRESHOLD_BYTES = 4 * 2**20  # above a decoded COCO image and a batch's embeddings
+CPU_MMAP_THRESHOLD_BYTES = 32 * 2**20  # glibc's ceiling for the threshold on 64-bit systems
+CPU_TRIM_THRESHOLD_BYTES = 2**30  # free heap kept while a CPU model scores, for the next batch's activations
+TRIM_THRESHOLD_BYTES = 128 * 2**10  # glibc's default, restored afterwards
 
 
-def map_large_blocks() -> bool:
-    """Fix glibc's mmap threshold at ``MMAP_THRESHOLD_BYTES`` for this process; False where there is no ``mallopt``."""
+def _libc():
+    """The C library's allocator calls, or None where there is no ``mallopt`` (not glibc)."""
     try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+
+
+@contextmanager
+def scoring_heap(device: torch.device) -> Iterator[bool]:
+    """The heap of one scoring run on ``device`` (see the module docstring); yields whether the C
+    library took the settings. The 4 MiB threshold stays fixed after the run."""
+    libc = _libc()
+    if libc is None:
+        yield False
+        return
+    cpu = device.type == "cpu"
+    ok = bool(libc.mallopt(M_MMAP_THRESHOLD, CPU_MMAP_THRESHOLD_BYTES if cpu else MMAP_THRESHOLD_BYTES))
+    if cpu:
+        ok = bool(libc.mallopt(M_TRIM_THRESHOLD, CPU_TRIM_THRESHOLD_BYTES)) and ok
+    try:
+        yield ok
+    finally:
+        if cpu:
+            libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+            libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+            libc.malloc_trim(0)
 
 
 def heap_rows(row_bytes: int) -> int:
-    """The most rows of ``row_bytes`` bytes that one block holds while staying below ``MMAP_THRESHOLD_BYTES``
-    (so it is carved from the heap and reused), at least one."""
-    return max(1, (MMAP_THRESHOLD_BYTES - 1) // max(1, row_bytes))
+    """The most rows of ``row_bytes`` bytes that one block holds while staying below the CPU threshold
+    ``CPU_MMAP_THRESHOLD_BYTES`` (so it is carved from the heap and reused), at least one."""
+    return max(1, (CPU_MMAP_THRESHOLD_BYTES - 1) // max(1, row_bytes))

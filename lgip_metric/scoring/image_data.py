@@ -13,6 +13,7 @@ from PIL import Image
 
 from lgip_dataset.image_cells import ImageCells
 from lgip_dataset.images import ImageError, decode_image
+from lgip_metric.scoring.heap import heap_rows
 
 Batch = dict[str, torch.Tensor]
 PREFETCH_BATCHES = 4  # batches each DataLoader worker makes ahead (images here, texts in lgip_metric.scoring.texts)
@@ -51,6 +52,15 @@ def collate(items: list) -> tuple[list[int], Batch | None, list[tuple[int, str]]
         return [], None, failures
     batch = {key: torch.stack([inputs[key] for _, inputs in ok]) for key in ok[0][1]}
     return [i for i, _ in ok], batch, failures
+
+
+def image_batch_size(encoder, batch_size: int) -> int:
+    """Images per forward pass: ``batch_size``; on the CPU also few enough that the image tower's widest
+    activation stays below the heap's mmap threshold (:func:`~lgip_metric.scoring.heap.heap_rows`), so it
+    is reused, not mapped and faulted afresh (where the tower's activations are known: ``image_row_bytes``)."""
+    if encoder.device.type != "cpu" or encoder.image_row_bytes is None:
+        return batch_size
+    return min(batch_size, heap_rows(encoder.image_row_bytes))
 
 
 def image_loader(rows: ImageRows, batches: list[list[int]], num_workers: int, pin_memory: bool) -> torch.utils.data.DataLoader:

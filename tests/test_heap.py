@@ -1,0 +1,154 @@
+"""The heap of a scoring run: a CPU run carves blocks below glibc's 32 MiB ceiling from the heap and keeps
+the freed heap for the next batch, then returns it; a GPU run, and the process after any run, maps blocks
+from 4 MiB; CPU image batches keep the image tower's widest activation below the CPU threshold."""
+from __future__ import annotations
+
+import ctypes
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from lgip_metric.models import Encoder, load_model
+from lgip_metric.scoring import heap
+from lgip_metric.scoring.engine import score_dataset
+from lgip_metric.scoring.heap import CPU_MMAP_THRESHOLD_BYTES, MMAP_THRESHOLD_BYTES, heap_rows, scoring_heap
+from lgip_metric.scoring.image_data import image_batch_size
+from lgip_metric.testing import make_tiny_dataset, make_tiny_hf_clip, make_tiny_siglip
+
+MiB = 2**20
+
+
+class MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (<malloc.h>): every field a ``size_t``."""
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+LIBC = ctypes.CDLL(None)
+glibc = pytest.mark.skipif(not hasattr(LIBC, "mallinfo2"), reason="the heap's settings are glibc's (mallinfo2, glibc 2.33+)")
+if hasattr(LIBC, "mallinfo2"):
+    LIBC.mallinfo2.restype = MallInfo2
+    LIBC.malloc.restype, LIBC.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    LIBC.free.argtypes = [ctypes.c_void_p]
+
+
+def mapped_bytes() -> int:
+    """Bytes the C allocator holds in blocks with their own mappings."""
+    return LIBC.mallinfo2().hblkhd
+
+
+def heap_bytes() -> int:
+    """Bytes of the C heap's arenas (sbrk'd and arena-mapped), free or not."""
+    return LIBC.mallinfo2().arena
+
+
+def is_mapped(size: int) -> bool:
+    """Whether a fresh block of ``size`` bytes gets its own mapping (then freed)."""
+    before = mapped_bytes()
+    block = LIBC.malloc(size)
+    try:
+        return mapped_bytes() >= before + size
+    finally:
+        LIBC.free(block)
+
+
+@glibc
+def test_a_cpu_run_carves_activations_from_the_heap_keeps_it_and_returns_it_after():
+    """Inside a CPU run an 8 MiB block (ViT-B/16's image MLP for a few images) is carved from the heap and,
+    freed, stays there for the next batch; after the run the same block is mapped again (the 4 MiB threshold)
+    and the kept heap is given back."""
+    with scoring_heap(torch.device("cpu")) as took:
+        assert took
+        assert not is_mapped(8 * MiB) and not is_mapped(CPU_MMAP_THRESHOLD_BYTES - MiB)
+        assert is_mapped(CPU_MMAP_THRESHOLD_BYTES + MiB)
+        blocks = [LIBC.malloc(8 * MiB) for _ in range(6)]
+        grown = heap_bytes()
+        for block in reversed(blocks):
+            LIBC.free(block)
+        assert heap_bytes() >= grown  # freed, not trimmed: the next batch finds its pages faulted in
+    assert heap_bytes() <= grown - 40 * MiB  # given back when the run ends
+    assert is_mapped(8 * MiB) and is_mapped(MMAP_THRESHOLD_BYTES) and not is_mapped(MMAP_THRESHOLD_BYTES // 2)
+
+
+@glibc
+def test_a_gpu_run_maps_blocks_from_four_mib():
+    """A GPU-fed run keeps the fixed 4 MiB threshold (decoded images and embeddings below it, no heap kept)."""
+    with scoring_heap(torch.device("cuda")) as took:
+        assert took
+        assert is_mapped(8 * MiB) and is_mapped(MMAP_THRESHOLD_BYTES)
+        assert not is_mapped(MMAP_THRESHOLD_BYTES // 2)
+    assert is_mapped(8 * MiB)
+
+
+def test_without_mallopt_nothing_changes(monkeypatch):
+    monkeypatch.setattr(heap, "_libc", lambda: None)
+    with scoring_heap(torch.device("cpu")) as took:
+        assert took is False
+
+
+def test_heap_rows_fill_a_block_below_the_cpu_threshold():
+    assert heap_rows(2_420_736) == 13 and 13 * 2_420_736 < CPU_MMAP_THRESHOLD_BYTES < 14 * 2_420_736
+    assert heap_rows(CPU_MMAP_THRESHOLD_BYTES) == 1 and heap_rows(0) == CPU_MMAP_THRESHOLD_BYTES - 1
+
+
+@pytest.fixture(scope="module")
+def vit_b16():
+    return load_model("random:ViT-B-16", device="cpu")
+
+
+def test_vit_b16_image_rows_are_its_mlp_over_its_patches(vit_b16):
+    """Found on the meta device: 196 patches and the class token, each 3,072 wide in the MLP, 4 bytes in fp32;
+    a batch of 64 becomes 13 images on the CPU and stays 64 on a GPU."""
+    assert vit_b16.image_row_bytes == (14 * 14 + 1) * 3072 * 4
+    assert image_batch_size(vit_b16, 64) == 13 and image_batch_size(vit_b16, 8) == 8
+    gpu = SimpleNamespace(device=torch.device("cuda"), image_row_bytes=vit_b16.image_row_bytes)
+    assert image_batch_size(gpu, 64) == 64
+    assert all(p.device.type == "cpu" for p in vit_b16.model.parameters())  # the probe left the weights alone
+
+
+def test_transformers_image_rows_and_half_precision(tmp_path):
+    """transformers CLIP (class token) and SigLIP (none) towers of 32 px in patches of 8; bf16 halves the bytes;
+    SigLIP 2 NaFlex has no fixed shapes to read."""
+    clip = make_tiny_hf_clip(tmp_path / "clip")
+    assert load_model(clip, device="cpu").image_row_bytes == (16 + 1) * 64 * 4
+    assert load_model(clip, device="cpu", precision="bf16").image_row_bytes == (16 + 1) * 64 * 2
+    siglip = load_model(make_tiny_siglip(tmp_path / "siglip"), device="cpu")
+    assert siglip.image_row_bytes == 16 * 64 * 4
+    naflex = load_model(make_tiny_siglip(tmp_path / "naflex", version=2, naflex=True), device="cpu")
+    assert naflex.image_row_bytes is None  # its patch grid is read from the input's values: batches as asked
+    assert image_batch_size(naflex, 64) == 64
+
+
+def test_a_tower_that_cannot_run_on_the_meta_device_keeps_the_batch_size(tmp_path, monkeypatch):
+    """A forward steered by its input's values (here ``.item()``) has no shapes to read: batches stay as asked."""
+    encoder = load_model(make_tiny_hf_clip(tmp_path / "clip"), device="cpu")
+
+    class ValueSteered(torch.nn.Module):
+        def forward(self, pixel_values):
+            return pixel_values[:, :, : int(pixel_values.mean().item()) + 1]
+
+    monkeypatch.setattr(type(encoder), "_image_tower", lambda self, batch: (ValueSteered(), batch))
+    assert encoder.image_row_bytes is None
+    assert image_batch_size(encoder, 64) == 64
+
+
+def test_a_cpu_run_encodes_images_in_batches_below_the_threshold(tmp_path, sample_coco_dir, monkeypatch):
+    """The engine takes its CPU image batches from ``image_batch_size``: with a tower whose image rows fill a
+    third of the threshold, every image batch holds at most 3 images, and the scores equal those of
+    batches of 64 within float noise, every decision the same."""
+    dataset = make_tiny_dataset(tmp_path / "data", sample_coco_dir)
+    sizes, encode = [], Encoder.encode_images
+    monkeypatch.setattr(Encoder, "encode_images", lambda self, batch: sizes.append(len(batch["pixel_values"])) or encode(self, batch))
+    plain = score_dataset("random:tiny-clip", dataset, tmp_path / "plain", cache_dir="none", num_workers=0,
+                          progress=False).scores()
+    assert len(sizes) == 1  # the tiny tower's image rows are far below the threshold: one batch of 64 at most
+    encoded, sizes[:] = sizes[0], []
+    monkeypatch.setattr(Encoder, "image_row_bytes", CPU_MMAP_THRESHOLD_BYTES // 3)
+    small = score_dataset("random:tiny-clip", dataset, tmp_path / "small", cache_dir="none", num_workers=0,
+                          progress=False).scores()
+    assert max(sizes) <= 3 and len(sizes) >= 2 and sum(sizes) == encoded
+    for column in ("s_original", "s_variant"):
+        assert np.abs(small[column].to_numpy() - plain[column].to_numpy()).max() <= 1e-6
+    assert np.array_equal(small["s_original"] > small["s_variant"], plain["s_original"] > plain["s_variant"])
