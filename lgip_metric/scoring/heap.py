@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import ctypes
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers, <malloc.h>
 MMAP_THRESHOLD_BYTES = 4 * 2**20  # above a decoded COCO image and a batch's embeddings
