@@ -2,6 +2,7 @@
 
     python benchmarks/bench_scoring.py [--model random:clip-vit-b16] [--dataset DIR] [--rows N]
                                        [--naive-rows 24] [--batch-size 32] [--device cpu] [--drift bf16 fp16]
+                                       [--quick]
 
 On one model and workload, in one process, it times
   (a) the engine (``score_dataset``: unique images/texts, batched, workers; encode + score time), with
@@ -16,9 +17,12 @@ On one model and workload, in one process, it times
       batches),
 and prints pairs/s of each with the ratios engine/naive and engine/floor, the text tokens each floor
 computes per token of the unique texts, the text phase of both engines and floors side by side, the
-engine's images/s and texts/s, and the time a paper-scale run (40,000 images, this workload's texts per
-image) would take at those rates. ``--drift`` re-runs the engine under autocast and prints the change of
-E_inv, E_sens and PR against fp32, the same projection at that precision, and the new floor at it.
+engine's images/s and texts/s, the time a paper-scale run (40,000 images, this workload's texts per
+image) would take at those rates, and how far the packed engine's scores are from the unpacked one's
+(largest difference, decisions that differ). ``--drift`` re-runs the engine under autocast and prints the
+change of E_inv, E_sens and PR against fp32, the same comparison of scores, the same projection at that
+precision, and the new floor at it. ``--quick`` keeps only the packed engine and the new floor (with
+``--drift``): minutes less on a ViT-L. The floors' inputs are prepared once and shared by every precision.
 
 Default workload: the embedded sample with a real-size open_clip ViT-B/16 with random weights.
 """
@@ -40,6 +44,7 @@ from lgip_metric.statistics import score_table
 from lgip_metric.scoring.heap import scoring_heap
 from lgip_metric.scoring.image_data import cell_image, collate, image_batch_size
 from lgip_metric.models import load_model
+from lgip_metric.models.factory import loader_workers
 from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.scoring.distributed import Context
 from lgip_metric.scoring.texts import plan_batches
@@ -58,6 +63,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--device", default=None)
     parser.add_argument("--num-workers", type=int, default=None)
     parser.add_argument("--drift", nargs="*", default=[], choices=["fp16", "bf16"], help="autocast precisions to compare")
+    parser.add_argument("--quick", action="store_true",
+                        help="only the tree-packed engine and the new floor (and --drift): no unpacked engine, naive "
+                             "loop or old floor; what fits a short GPU lease")
     return parser.parse_args()
 
 
@@ -100,8 +108,8 @@ def _naive_row(encoder, row, cells) -> int:
     return 1
 
 
-def image_floor(encoder, cells, batch_size: int) -> float:
-    """Seconds of forward passes alone over the unique images, batched like the engine and under its heap."""
+def image_batches(encoder, cells, batch_size: int) -> list:
+    """The unique images decoded and preprocessed, in the engine's image batches (undecodable ones left out)."""
     items = []
     for image_id, cell in cells.items():
         try:
@@ -109,29 +117,35 @@ def image_floor(encoder, cells, batch_size: int) -> float:
         except ImageError:
             continue
     size = image_batch_size(encoder, batch_size)
-    image_batches = [collate(items[s : s + size])[1] for s in range(0, len(items), size)]
-    with scoring_heap(encoder.device):
-        encoder.encode_images(image_batches[0])  # warm-up, untimed
-        start = time.perf_counter()
-        for batch in image_batches:
-            encoder.encode_images(batch)
-        return time.perf_counter() - start
+    return [collate(items[s : s + size])[1] for s in range(0, len(items), size)]
 
 
-def text_floor(encoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:
-    """Seconds of forward passes alone over ``texts`` in the engine's batches (tree packs where the encoder
-    packs), the tokens those batches compute (padding included) and the tokens of the texts themselves."""
-    plan = plan_batches(encoder, texts, np.arange(len(texts)), batch_size, Context(), False, 0)
+def text_batches(encoder, texts: list[str], batch_size: int) -> tuple[list, int]:
+    """``texts`` in the engine's batches (tree packs where the encoder packs), tokenised, and the tokens of the
+    texts themselves."""
+    plan = plan_batches(encoder, texts, np.arange(len(texts)), batch_size, Context(), False,
+                        loader_workers(None, encoder.device))
     ids = dict(zip(range(len(texts)), encoder.tokenize(texts)))
     batches = [encoder.tree_batch([[ids[p] for p in pack] for pack in item]) if isinstance(item, list)
                else encoder.text_batch([ids[p] for p in item]) for item in plan]
-    with scoring_heap(encoder.device):
-        encoder.encode_texts(batches[-1])  # warm-up, untimed
+    return batches, sum(len(x) for x in ids.values())
+
+
+def floor_seconds(encode, batches: list) -> float:
+    """Seconds of forward passes alone over ``batches`` (inputs ready in memory), under the engine's heap
+    settings; the first and the last batch run once untimed first."""
+    with scoring_heap(encode.__self__.device):
+        encode(batches[0])
+        encode(batches[-1])
         start = time.perf_counter()
         for batch in batches:
-            encoder.encode_texts(batch)
-        seconds = time.perf_counter() - start
-    return seconds, sum(b["input_ids"].numel() for b in batches), sum(len(x) for x in ids.values())
+            encode(batch)
+        return time.perf_counter() - start
+
+
+def text_floor(encoder, batches: tuple[list, int]) -> tuple[float, int, int]:
+    """Forward seconds over prepared text batches, the tokens they compute (padding included) and the texts' tokens."""
+    return floor_seconds(encoder.encode_texts, batches[0]), sum(b["input_ids"].numel() for b in batches[0]), batches[1]
 
 
 def projection(run) -> str:
@@ -145,6 +159,14 @@ def projection(run) -> str:
             f"would take {minutes:.1f} min")
 
 
+def agreement(run, other) -> str:
+    """How far ``other``'s scores are from ``run``'s (row by row) and on how many rows the decision differs."""
+    a, b = run.scores(), other.scores()
+    delta = max(np.abs(a[c].to_numpy() - b[c].to_numpy()).max() for c in ("s_original", "s_variant"))
+    flipped = int(((a["s_original"] > a["s_variant"]) != (b["s_original"] > b["s_variant"])).sum())
+    return f"max|Δs|={delta:.2e}, decisions differing on {flipped:,} of {len(a):,} rows"
+
+
 def metrics(run) -> dict:
     result = score_table.statistics(run.scores(), bootstrap=0)
     return {m: result[m] for m in ("E_inv", "E_sens", "PR")}
@@ -156,51 +178,57 @@ def main() -> None:
         wall = time.perf_counter()
         run, engine_s = engine(args, Path(tmp) / "fp32")
         wall = time.perf_counter() - wall
-        plain_run, plain_s = engine(args, Path(tmp) / "plain", tree_packing=False)
         p = run.provenance
-        counts = p.counts
-        encoder = load_model(args.model, pretrained=args.pretrained, device=args.device)
-        rows, cells = inputs(args)
-        naive_s = naive(encoder, rows, cells, args.naive_rows)
-        images_s = image_floor(encoder, cells, args.batch_size)
-        texts = unique_texts(rows, encoder.normalize_text)[0]
-        floors = {"old": text_floor(load_model(args.model, pretrained=args.pretrained, device=args.device, tree_packing=False),
-                                    texts, args.batch_size),
-                  "new": text_floor(encoder, texts, args.batch_size)}
-        n = counts["scored_rows"]
-        rates = {"engine": n / engine_s, "naive": 1 / naive_s, "floor": n / (images_s + floors["new"][0])}
+        counts, n = p.counts, p.counts["scored_rows"]
         weights = "RANDOM weights" if p.random_weights else f"weights {p.pretrained}"
         print(f"model     {p.model} = {p.model_id} ({weights}), {p.device}, {p.precision}, "
               f"batch {args.batch_size}, {torch.get_num_threads()} torch threads")
         print(f"workload  {args.dataset}: {counts['rows']:,} rows ({n:,} scored), {counts['unique_images']} unique images, "
               f"{counts['unique_texts']:,} unique texts")
         print(f"packing   {p.text['tree_packing']}")
-        print(f"engine    {rates['engine']:10.1f} pairs/s   encode+score {engine_s:.2f} s (end to end incl. loading {wall:.2f} s)")
+        print(f"engine    {n / engine_s:10.1f} pairs/s   encode+score {engine_s:.2f} s (end to end incl. loading {wall:.2f} s)")
         print(f"phases    {projection(run)}")
-        print(f"unpacked  {n / plain_s:10.1f} pairs/s   encode+score {plain_s:.2f} s; {projection(plain_run)}")
-        print(f"naive     {rates['naive']:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
+        encoder = load_model(args.model, pretrained=args.pretrained, device=args.device)
+        rows, cells = inputs(args)
+        images = image_batches(encoder, cells, args.batch_size)
+        texts = unique_texts(rows, encoder.normalize_text)[0]
+        packed = text_batches(encoder, texts, args.batch_size)
+        images_s = floor_seconds(encoder.encode_images, images)
+        floors = {"new": text_floor(encoder, packed)}
+        if not args.quick:
+            plain_run, plain_s = engine(args, Path(tmp) / "plain", tree_packing=False)
+            print(f"unpacked  {n / plain_s:10.1f} pairs/s   encode+score {plain_s:.2f} s; {projection(plain_run)}")
+            print(f"exact     packed against unpacked: {agreement(run, plain_run)}")
+            naive_s = naive(encoder, rows, cells, args.naive_rows)
+            print(f"naive     {1 / naive_s:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
+            plain = load_model(args.model, pretrained=args.pretrained, device=args.device, tree_packing=False)
+            floors = {"old": text_floor(plain, text_batches(plain, texts, args.batch_size)), **floors}
         for name, (seconds, computed, tokens) in floors.items():
             print(f"floor {name} {n / (images_s + seconds):10.1f} pairs/s   forward only {images_s + seconds:.2f} s (images "
                   f"{images_s:.2f} s, texts {seconds:.2f} s = {len(texts) / seconds:,.1f} texts/s); text tokens computed "
                   f"{computed:,} = {computed / tokens:.3f} per token of the unique texts")
-        (old_s, old_tokens, _), (new_s, new_tokens, _) = floors["old"], floors["new"]
-        text_s = {"packed": run.provenance.timing["texts_s"], "plain": plain_run.provenance.timing["texts_s"]}
-        print(f"texts     tokens computed new/old floor = {new_tokens / old_tokens:.3f}; text phase old/new: floor "
-              f"{old_s / new_s:.2f}x, engine {text_s['plain'] / text_s['packed']:.2f}x ({text_s['plain']:.2f} s -> {text_s['packed']:.2f} s)")
-        print(f"ratios    engine/naive = {rates['engine'] / rates['naive']:.1f}x   engine/floor = {rates['engine'] / rates['floor']:.2f}"
-              f"   (floor: the new one)")
+        floor = n / (images_s + floors["new"][0])
+        if not args.quick:
+            (old_s, old_tokens, _), (new_s, new_tokens, _) = floors["old"], floors["new"]
+            text_s = {"packed": run.provenance.timing["texts_s"], "plain": plain_run.provenance.timing["texts_s"]}
+            print(f"texts     tokens computed new/old floor = {new_tokens / old_tokens:.3f}; text phase old/new: floor "
+                  f"{old_s / new_s:.2f}x, engine {text_s['plain'] / text_s['packed']:.2f}x ({text_s['plain']:.2f} s -> "
+                  f"{text_s['packed']:.2f} s)")
+            print(f"ratios    engine/naive = {n / engine_s * naive_s:.1f}x   engine/floor = {n / engine_s / floor:.2f}"
+                  f"   (floor: the new one)")
+        else:
+            print(f"ratios    engine/floor = {n / engine_s / floor:.2f}   (floor: the new one)")
         if args.drift:
             base = metrics(run)
             print("metrics   fp32 " + "  ".join(f"{k}={v:.5f}" for k, v in base.items()))
             for precision in args.drift:
                 other, seconds = engine(args, Path(tmp) / precision, precision)
                 drift = metrics(other)
-                delta = np.abs(other.scores()["s_variant"].to_numpy() - run.scores()["s_variant"].to_numpy()).max()
                 print(f"drift     {precision} ({seconds:.2f} s) " + "  ".join(
-                    f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"  max|Δs|={delta:.2e}")
+                    f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"; {agreement(run, other)}")
                 print(f"phases    {precision}: {projection(other)}")
                 autocast = load_model(args.model, pretrained=args.pretrained, device=args.device, precision=precision)
-                floor_s = image_floor(autocast, cells, args.batch_size) + text_floor(autocast, texts, args.batch_size)[0]
+                floor_s = floor_seconds(autocast.encode_images, images) + text_floor(autocast, packed)[0]
                 print(f"floor new {precision}: {n / floor_s:,.1f} pairs/s   forward only {floor_s:.2f} s   "
                       f"engine/floor = {floor_s / seconds:.2f}")
 

@@ -24,6 +24,17 @@ def test_bench_scoring_prints_engine_naive_floor_and_drift():
                  if line.startswith("floor ") and "per token" in line}
     assert per_token["new"] < 0.9 < 1.0 <= per_token["old"]  # the packed floor computes fewer tokens than there are
     assert "tokens computed new/old floor = 0." in out
+    exact = next(line for line in out.splitlines() if line.startswith("exact     packed against unpacked: max|Δs|="))
+    assert float(exact.split("max|Δs|=")[1].split(",")[0]) < 1e-5 and "of 60 rows" in exact
+
+
+def test_bench_scoring_quick_times_the_packed_engine_and_the_new_floor_only():
+    out = _run("bench_scoring.py", "--model", "random:tiny-clip", "--rows", "40", "--num-workers", "0",
+               "--device", "cpu", "--drift", "bf16", "--quick")
+    for label in ("engine", "floor new", "ratios    engine/floor =", "drift     bf16", "floor new bf16:", "would take"):
+        assert label in out
+    for label in ("unpacked", "naive", "floor old", "engine/naive"):
+        assert label not in out
 
 
 def test_bench_metric_prints_both_paths_and_the_ratio():

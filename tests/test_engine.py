@@ -332,7 +332,8 @@ def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
     (16, 8, "cpu", 8),  # hyperthreads torch leaves free
     (4, 8, "cpu", 0),
     (2, 2, "cuda", 1),  # a GPU model: every CPU but one decodes and tokenises beside it
-    (32, 16, "cuda", 8),
+    (16, 16, "cuda", 15),  # an H100/H200 machine of 16 CPUs: decoding and tokenising bound its GPU run
+    (64, 32, "cuda", 16),  # at most MAX_WORKERS
 ])
 def test_default_workers_leave_a_cpu_models_cores_to_its_forward_passes(monkeypatch, cpus, threads, device, expected):
     from lgip_metric.models import factory

@@ -3,7 +3,9 @@ OpenAI weights, SigLIP text padding, per-tag preprocessing), on tiny real archit
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
+from pathlib import Path
 
 import open_clip
 import pytest
@@ -119,6 +121,45 @@ def test_resolve_local_folders(openclip_dir, siglip_dir, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ModelError, match="neither open_clip_config.json"):
         resolve_model(str(tmp_path / "empty"))
+
+
+def test_checkpoint_loads_skip_the_random_initialisation_and_keep_every_weight(openclip_dir, tmp_path, monkeypatch):
+    from safetensors.torch import load_file, save_file
+
+    folder = Path(openclip_dir.removeprefix("local-dir:"))
+    saved = load_file(str(folder / "open_clip_model.safetensors"))
+    drawn = []
+    original = torch.nn.init.normal_
+    monkeypatch.setattr(torch.nn.init, "normal_", lambda *a, **k: (drawn.append(1), original(*a, **k))[1])
+    local = load_model(openclip_dir, device="cpu")
+    assert not drawn  # nothing drawn that the checkpoint overwrites
+    assert set(local.model.state_dict()) == set(saved)
+    assert all(torch.equal(local.model.state_dict()[k], v) for k, v in saved.items())
+    shuffled = {k: torch.randn_like(v) for k, v in saved.items()}  # another checkpoint: a file given as --pretrained
+    save_file(shuffled, str(tmp_path / "other.safetensors"))
+    config = json.loads((folder / "open_clip_config.json").read_text())["model_cfg"]
+    spec = replace(resolve_model("random:tiny-clip"), random_weights=False, pretrained=str(tmp_path / "other.safetensors"),
+                   config=config)
+    assert openclip_backend._checkpoint_follows(spec)
+    from_file = load_model(spec, device="cpu")
+    assert all(torch.equal(from_file.model.state_dict()[k], v) for k, v in shuffled.items())
+    random = load_model("random:tiny-clip", device="cpu")
+    assert drawn and not openclip_backend._checkpoint_follows(random_spec := resolve_model("random:tiny-clip"))
+    for other in (replace(random_spec, random_weights=False, pretrained="openai"),  # a tag: downloaded
+                  replace(random_spec, random_weights=False, identifier="hf-hub:org/repo"),  # random where it fails
+                  replace(random_spec, random_weights=False, pretrained=str(tmp_path / "weights.npz"))):
+        assert not openclip_backend._checkpoint_follows(other)
+    assert random.weights_sha256 == load_model("random:tiny-clip", device="cpu").weights_sha256  # still seeded
+
+
+def test_local_folder_with_only_a_file_open_clip_does_not_read_is_refused(openclip_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "pt-only"
+    shutil.copytree(openclip_dir.removeprefix("local-dir:"), folder)
+    (folder / "open_clip_model.safetensors").rename(folder / "model.pt")  # open_clip would go on with random weights
+    with pytest.raises(ModelError, match=r"holds no weights file open_clip reads \(\*\.safetensors, \*\.bin, \*\.pth\)"):
+        resolve_model(f"local-dir:{folder}")
 
 
 @pytest.mark.parametrize(
@@ -308,6 +349,29 @@ def test_provenance_and_fingerprint(openclip_dir, siglip_dir):
     assert hf["backend"] == "transformers" and hf["image"]["processor"] == "SiglipImageProcessorPil"
     with pytest.raises(ModelError, match="unknown precision"):
         load_model(openclip_dir, device="cpu", precision="fp8")
+
+
+def test_provenance_hashed_in_the_background_is_the_same_record(openclip_dir, monkeypatch):
+    from lgip_metric.models import base
+
+    calls, release, digest = [], threading.Event(), base.weights_digest
+
+    def slow_digest(model):
+        calls.append(1)
+        release.wait(10)  # the main thread goes on while the hash runs
+        return digest(model)
+
+    expected = load_model(openclip_dir, device="cpu")
+    record, fingerprint = expected.provenance(), expected.fingerprint()
+    background = load_model(openclip_dir, device="cpu")
+    monkeypatch.setattr(base, "weights_digest", slow_digest)
+    background.identify_in_background()
+    background.identify_in_background()  # once only
+    assert not background._identifying.done()
+    release.set()
+    assert background.provenance() == record
+    assert background.fingerprint() == fingerprint and calls == [1]
+    assert "_identifying" not in background.__getstate__()  # a spawned DataLoader worker gets no future
 
 
 def test_hub_model_offline_is_a_clear_error():

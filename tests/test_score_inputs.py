@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lgip_dataset.errors import DataError
-from lgip_metric.scoring.score_inputs import unique_texts
+from lgip_metric.scoring.score_inputs import read_alike, unique_texts
 
 # Few letters (so texts repeat and collide after normalisation), with accents, CJK and astral code points.
 texts = st.text(alphabet=st.sampled_from("aAbB é\u00c9\u4e2d\U0001f600.\u00df"), max_size=6)
@@ -64,3 +64,37 @@ def test_a_group_without_caption_is_named():
     groups = table(group_id=["g0", "g1"], caption_a=["a", "c"], caption_b=["d", None])
     with pytest.raises(DataError, match=r"group 'g1' of the dataset's groups config has no caption text"):
         unique_texts(rows, str, groups)
+
+
+class _WordEncoder:
+    """A stand-in encoder: lower-cases, one token per character, cut at a context of 8 (and counts its texts)."""
+
+    context = 8
+
+    def __init__(self):
+        self.tokenised: list[str] = []
+
+    def settings(self) -> dict:
+        return {"text": {"context_length": self.context}}
+
+    def provenance(self) -> dict:  # read_alike must not wait for the weights hash
+        raise AssertionError("read_alike asked for the provenance")
+
+    def normalize_text(self, text: str) -> str:
+        return text.lower()
+
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        self.tokenised.extend(texts)
+        return [[ord(c) for c in t][: self.context] for t in texts]
+
+
+@given(pairs=st.lists(st.tuples(st.text("aAb ", max_size=11), st.text("aAb ", max_size=11)), max_size=25))
+def test_read_alike_equals_comparing_the_cut_ids_of_long_rows(pairs):
+    rows = table(row_id=[str(i) for i in range(len(pairs))], caption=[c for c, _ in pairs], variant=[v for _, v in pairs])
+    encoder = _WordEncoder()
+    _, caption_idx, variant_idx = unique_texts(rows, encoder.normalize_text)
+    got = read_alike(encoder, rows, caption_idx, variant_idx)
+    cut = lambda t: t.lower()[: encoder.context]  # noqa: E731
+    want = [c.lower() == v.lower() or (min(len(c), len(v)) >= encoder.context and cut(c) == cut(v)) for c, v in pairs]
+    assert got.tolist() == want
+    assert len(encoder.tokenised) == len(set(encoder.tokenised))  # each distinct text tokenised once

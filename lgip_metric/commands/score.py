@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser,
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: CUDA when available)")
     parser.add_argument("--cache-dir", default=None,
                         help="embedding cache folder (default: $LGIP_CACHE_DIR or ~/.cache/lgip/embeddings); 'none' disables it")
-    parser.add_argument("--num-workers", type=int, default=None, help="processes that decode images and tokenise texts (default: on a GPU, CPUs - 1; on the CPU, the CPUs torch's threads leave free; at most 8)")
+    parser.add_argument("--num-workers", type=int, default=None, help="processes that decode images and tokenise texts (default: on a GPU, CPUs - 1; on the CPU, the CPUs torch's threads leave free; at most 16)")
     parser.add_argument("--limit", type=positive_int, default=None, help="score only the first N rows (N >= 1)")
     parser.add_argument("--no-tree-packing", dest="tree_packing", action="store_false",
                         help="encode every text whole; by default causal text towers (CLIP, OpenCLIP, EVA02) encode each "

@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
 from typing import Callable, Iterator
 
@@ -50,11 +51,13 @@ class Encoder(ABC):
         self.precision = precision
         self.random_weights = random_weights
         self.packing_asked = tree_packing
+        self._identifying: Future | None = None
 
     def __getstate__(self) -> dict:
         """An encoder pickled for a DataLoader worker (spawn start method) travels without its
-        torch modules: workers only preprocess and tokenise."""
-        return {key: value for key, value in self.__dict__.items() if not isinstance(value, torch.nn.Module)}
+        torch modules and its background work: workers only preprocess and tokenise."""
+        return {key: value for key, value in self.__dict__.items()
+                if not isinstance(value, torch.nn.Module) and key != "_identifying"}
 
     @cached_property
     def weights_sha256(self) -> str:
@@ -168,9 +171,24 @@ class Encoder(ABC):
             features = forward(batch)
         return F.normalize(features.float(), dim=-1).cpu()
 
+    def identify_in_background(self) -> None:
+        """Start computing the provenance record (its weights hash: a ViT-L's 1.7 GB copied off the GPU and
+        hashed, seconds) in a thread, so that it overlaps the encoding; :meth:`provenance` and
+        :meth:`fingerprint` wait for it."""
+        if self._identifying is None and "_identity" not in self.__dict__:
+            pool = ThreadPoolExecutor(1, thread_name_prefix="lgip-identity")
+            self._identifying = pool.submit(lambda: self._identity)
+            pool.shutdown(wait=False)  # the thread ends with its one task
+
+    def _record(self) -> dict:
+        """:attr:`_identity`, once a background computation of it (if any) has finished."""
+        if self._identifying is not None:
+            self._identifying.result()
+        return self._identity
+
     def provenance(self) -> dict:
         """Everything that identifies the embeddings this encoder makes (a copy of :attr:`_identity`)."""
-        return copy.deepcopy(self._identity)
+        return copy.deepcopy(self._record())
 
     @cached_property
     def _identity(self) -> dict:
@@ -199,7 +217,7 @@ class Encoder(ABC):
 
     def fingerprint(self) -> str:
         """A hash of the provenance fields that change embeddings (device index excluded)."""
-        key = {k: v for k, v in self._identity.items() if k != "device"}
+        key = {k: v for k, v in self._record().items() if k != "device"}
         key["device_type"] = self.device.type
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
 

@@ -23,7 +23,7 @@ from lgip_dataset.errors import LGIPError
 OPEN_CLIP, TRANSFORMERS = "open_clip", "transformers"
 RANDOM_PREFIX = "random:"
 SCHEMAS = ("hf-hub:", "local-dir:")
-CHECKPOINT_GLOBS = ("*.safetensors", "*.bin", "*.pth", "*.pt")
+CHECKPOINT_GLOBS = ("*.safetensors", "*.bin", "*.pth")  # what open_clip looks for in a local-dir: folder
 PRECISIONS = ("fp32", "fp16", "bf16")
 
 
@@ -135,7 +135,8 @@ def _check_weights(spec: ModelSpec) -> None:
     if spec.identifier.startswith("local-dir:"):
         folder = Path(spec.identifier[len("local-dir:"):])
         if not any(any(folder.glob(g)) for g in CHECKPOINT_GLOBS):
-            raise ModelError(f"{folder} holds no weights file; pass --pretrained none for random weights")
+            raise ModelError(f"{folder} holds no weights file open_clip reads ({', '.join(CHECKPOINT_GLOBS)}); save "
+                             "the weights as one of them, or pass --pretrained none for random weights")
     elif not spec.identifier.startswith("hf-hub:") and not spec.pretrained:
         import open_clip
 

@@ -115,19 +115,18 @@ def read_alike(encoder, rows: pa.Table, caption_idx: np.ndarray, variant_idx: np
     differ: one text once the model's ``normalize_text`` has run (the unique-text codes say so: case, for
     SigLIP 2, which lower-cases there), or two long texts whose token ids match, as with an edit past the
     context. A text shorter than the context in characters is never truncated, so only rows whose two texts
-    are both that long are tokenised (none in COCO-length captions)."""
+    are both that long are tokenised (about 4% of the rows of a val2017 build), each distinct text once."""
     alike = caption_idx == variant_idx
-    context = int(encoder.provenance()["text"]["context_length"])
+    context = int(encoder.settings()["text"]["context_length"])  # not the provenance: it waits for the weights hash
     long = pc.and_(pc.greater_equal(pc.utf8_length(rows.column("caption")), context),
                    pc.greater_equal(pc.utf8_length(rows.column("variant")), context))
     candidates = np.flatnonzero(long.to_numpy(zero_copy_only=False) & ~alike)
     if candidates.size:
         captions = rows.column("caption").take(pa.array(candidates)).to_pylist()
         variants = rows.column("variant").take(pa.array(candidates)).to_pylist()
-        pairs = sorted(set(zip(captions, variants)))
-        ids = encoder.tokenize([encoder.normalize_text(t) for pair in pairs for t in pair])
-        same = {pair for k, pair in enumerate(pairs) if ids[2 * k] == ids[2 * k + 1]}
-        alike[candidates] = [(c, v) in same for c, v in zip(captions, variants)]
+        distinct = sorted(set(captions) | set(variants))  # a caption heads many rows: tokenised once
+        ids = dict(zip(distinct, encoder.tokenize([encoder.normalize_text(t) for t in distinct])))
+        alike[candidates] = [ids[c] == ids[v] for c, v in zip(captions, variants)]
     return alike
 
 
