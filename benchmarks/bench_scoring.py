@@ -131,10 +131,10 @@ def text_batches(encoder, texts: list[str], batch_size: int) -> tuple[list, int]
     return batches, sum(len(x) for x in ids.values())
 
 
-def floor_seconds(encode, batches: list) -> float:
-    """Seconds of forward passes alone over ``batches`` (inputs ready in memory), under the engine's heap
-    settings; the first and the last batch run once untimed first."""
-    with scoring_heap(encode.__self__.device):
+def floor_seconds(encode, batches: list, device: torch.device) -> float:
+    """Seconds of ``encode``'s forward passes alone over ``batches`` (inputs ready in memory), under the engine's
+    heap settings for ``device``; the first and the last batch run once untimed first."""
+    with scoring_heap(device):
         encode(batches[0])
         encode(batches[-1])
         start = time.perf_counter()
@@ -145,7 +145,9 @@ def floor_seconds(encode, batches: list) -> float:
 
 def text_floor(encoder, batches: tuple[list, int]) -> tuple[float, int, int]:
     """Forward seconds over prepared text batches, the tokens they compute (padding included) and the texts' tokens."""
-    return floor_seconds(encoder.encode_texts, batches[0]), sum(b["input_ids"].numel() for b in batches[0]), batches[1]
+    prepared, tokens = batches
+    computed = sum(b["input_ids"].numel() for b in prepared)
+    return floor_seconds(encoder.encode_texts, prepared, encoder.device), computed, tokens
 
 
 def projection(run) -> str:
@@ -193,7 +195,7 @@ def main() -> None:
         images = image_batches(encoder, cells, args.batch_size)
         texts = unique_texts(rows, encoder.normalize_text)[0]
         packed = text_batches(encoder, texts, args.batch_size)
-        images_s = floor_seconds(encoder.encode_images, images)
+        images_s = floor_seconds(encoder.encode_images, images, encoder.device)
         floors = {"new": text_floor(encoder, packed)}
         if not args.quick:
             plain_run, plain_s = engine(args, Path(tmp) / "plain", tree_packing=False)
@@ -228,7 +230,7 @@ def main() -> None:
                     f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"; {agreement(run, other)}")
                 print(f"phases    {precision}: {projection(other)}")
                 autocast = load_model(args.model, pretrained=args.pretrained, device=args.device, precision=precision)
-                floor_s = floor_seconds(autocast.encode_images, images) + text_floor(autocast, packed)[0]
+                floor_s = floor_seconds(autocast.encode_images, images, autocast.device) + text_floor(autocast, packed)[0]
                 print(f"floor new {precision}: {n / floor_s:,.1f} pairs/s   forward only {floor_s:.2f} s   "
                       f"engine/floor = {floor_s / seconds:.2f}")
 

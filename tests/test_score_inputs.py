@@ -66,7 +66,7 @@ def test_a_group_without_caption_is_named():
         unique_texts(rows, str, groups)
 
 
-class _WordEncoder:
+class _CharEncoder:
     """A stand-in encoder: lower-cases, one token per character, cut at a context of 8 (and counts its texts)."""
 
     context = 8
@@ -91,7 +91,7 @@ class _WordEncoder:
 @given(pairs=st.lists(st.tuples(st.text("aAb ", max_size=11), st.text("aAb ", max_size=11)), max_size=25))
 def test_read_alike_equals_comparing_the_cut_ids_of_long_rows(pairs):
     rows = table(row_id=[str(i) for i in range(len(pairs))], caption=[c for c, _ in pairs], variant=[v for _, v in pairs])
-    encoder = _WordEncoder()
+    encoder = _CharEncoder()
     _, caption_idx, variant_idx = unique_texts(rows, encoder.normalize_text)
     got = read_alike(encoder, rows, caption_idx, variant_idx)
     cut = lambda t: t.lower()[: encoder.context]  # noqa: E731

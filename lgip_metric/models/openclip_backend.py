@@ -146,7 +146,7 @@ def _create(spec: ModelSpec) -> tuple[torch.nn.Module, dict, str]:
     return model, dict(model.visual.preprocess_cfg), source
 
 
-CHECKPOINT_SUFFIXES = (".safetensors", ".bin", ".pth", ".pt")  # files open_clip loads whole, with a strict load
+BIG_VISION_SUFFIXES = (".npz", ".npy")  # the files open_clip's load_checkpoint loads tensor by tensor, not strictly
 
 
 def _checkpoint_follows(spec: ModelSpec) -> bool:
@@ -159,7 +159,7 @@ def _checkpoint_follows(spec: ModelSpec) -> bool:
     if spec.identifier.startswith("local-dir:"):
         return True
     path = Path(spec.pretrained) if spec.pretrained and not _has_schema(spec) else None
-    return path is not None and path.suffix in CHECKPOINT_SUFFIXES and path.is_file()
+    return path is not None and path.suffix not in BIG_VISION_SUFFIXES and path.is_file()
 
 
 def _skipped_init():

@@ -168,8 +168,8 @@ class _Job:
         cache = None
         if cache_root is not None:
             cache = EmbeddingCache(cache_root, encoder.fingerprint(), encoder.provenance(), chunk_rows)
-        elif encoder.device.type != "cpu":  # the provenance's weights hash overlaps the encoding (on a CPU it
-            encoder.identify_in_background()  # would take the forward passes' cores)
+        elif encoder.device.type != "cpu":  # on a CPU the hash would take the forward passes' cores
+            encoder.identify_in_background()
         t = self._tick("load_model", t)
 
         image_keys = keys_of_images(image_source, positions, image_ids) if cache is not None else None
