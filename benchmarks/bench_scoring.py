@@ -44,6 +44,7 @@ from lgip_metric.statistics import score_table
 from lgip_metric.scoring.heap import scoring_heap
 from lgip_metric.scoring.image_data import cell_image, collate, image_batch_size
 from lgip_metric.models import load_model
+from lgip_metric.models.base import one_ahead
 from lgip_metric.models.factory import loader_workers
 from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.scoring.distributed import Context
@@ -123,31 +124,31 @@ def image_batches(encoder, cells, batch_size: int) -> list:
 def text_batches(encoder, texts: list[str], batch_size: int) -> tuple[list, int]:
     """``texts`` in the engine's batches (tree packs where the encoder packs), tokenised, and the tokens of the
     texts themselves."""
-    plan = plan_batches(encoder, texts, np.arange(len(texts)), batch_size, Context(), False,
-                        loader_workers(None, encoder.device))
-    ids = dict(zip(range(len(texts)), encoder.tokenize(texts)))
-    batches = [encoder.tree_batch([[ids[p] for p in pack] for pack in item]) if isinstance(item, list)
-               else encoder.text_batch([ids[p] for p in item]) for item in plan]
-    return batches, sum(len(x) for x in ids.values())
+    plan, tokens = plan_batches(encoder, texts, np.arange(len(texts)), batch_size, Context(), False,
+                                loader_workers(None, encoder.device))
+    batches = [encoder.tree_batch([[tokens.ids(p) for p in pack] for pack in item]) if isinstance(item, list)
+               else encoder.text_batch([tokens.ids(p) for p in item]) for item in plan]
+    return batches, len(tokens.flat)
 
 
-def floor_seconds(encode, batches: list, device: torch.device) -> float:
-    """Seconds of ``encode``'s forward passes alone over ``batches`` (inputs ready in memory), under the engine's
+def floor_seconds(start, batches: list, device: torch.device) -> float:
+    """Seconds of the forward passes alone over ``batches`` (inputs ready in memory), launched by ``start``
+    (``Encoder.start_texts`` or ``start_images``) one batch ahead as the engine launches them, under the engine's
     heap settings for ``device``; the first and the last batch run once untimed first."""
     with scoring_heap(device):
-        encode(batches[0])
-        encode(batches[-1])
-        start = time.perf_counter()
-        for batch in batches:
-            encode(batch)
-        return time.perf_counter() - start
+        start(batches[0]).result()
+        start(batches[-1]).result()
+        began = time.perf_counter()
+        for _ in one_ahead((None, start(batch)) for batch in batches):
+            pass
+        return time.perf_counter() - began
 
 
 def text_floor(encoder, batches: tuple[list, int]) -> tuple[float, int, int]:
     """Forward seconds over prepared text batches, the tokens they compute (padding included) and the texts' tokens."""
     prepared, tokens = batches
     computed = sum(b["input_ids"].numel() for b in prepared)
-    return floor_seconds(encoder.encode_texts, prepared, encoder.device), computed, tokens
+    return floor_seconds(encoder.start_texts, prepared, encoder.device), computed, tokens
 
 
 def projection(run) -> str:
@@ -195,7 +196,7 @@ def main() -> None:
         images = image_batches(encoder, cells, args.batch_size)
         texts = unique_texts(rows, encoder.normalize_text)[0]
         packed = text_batches(encoder, texts, args.batch_size)
-        images_s = floor_seconds(encoder.encode_images, images, encoder.device)
+        images_s = floor_seconds(encoder.start_images, images, encoder.device)
         floors = {"new": text_floor(encoder, packed)}
         if not args.quick:
             plain_run, plain_s = engine(args, Path(tmp) / "plain", tree_packing=False)
@@ -230,7 +231,7 @@ def main() -> None:
                     f"{k}={drift[k]:.5f} (Δ {drift[k] - base[k]:+.5f})" for k in base) + f"; {agreement(run, other)}")
                 print(f"phases    {precision}: {projection(other)}")
                 autocast = load_model(args.model, pretrained=args.pretrained, device=args.device, precision=precision)
-                floor_s = floor_seconds(autocast.encode_images, images, autocast.device) + text_floor(autocast, packed)[0]
+                floor_s = floor_seconds(autocast.start_images, images, autocast.device) + text_floor(autocast, packed)[0]
                 print(f"floor new {precision}: {n / floor_s:,.1f} pairs/s   forward only {floor_s:.2f} s   "
                       f"engine/floor = {floor_s / seconds:.2f}")
 

@@ -62,6 +62,8 @@ class ImageCells:
         pid, group, batches, first, cells = reader
         while row >= first + len(cells):
             first += len(cells)
-            cells = next(batches).column("image").to_pylist()
+            batch = next(batches)
+            # rows before the one asked for (another worker's) are stepped over without becoming Python objects
+            cells = batch.column("image").to_pylist() if row < first + batch.num_rows else [None] * batch.num_rows
         self._reader = (pid, group, batches, first, cells)
         return cells[row - first]

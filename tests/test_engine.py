@@ -207,6 +207,32 @@ def test_dataset_without_the_config_is_a_clear_error(dataset, tmp_path):
         score_dataset("random:tiny-clip", dataset, tmp_path / "out", config=schema.IMAGES, cache_dir="none", progress=False)
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_image_batches_come_whole_from_pieces_decoded_by_workers(workers, monkeypatch):
+    """Workers decode each batch in pieces; the batch comes back exactly as one collate of its items would
+    make it (failures and all), in order."""
+    from lgip_metric.scoring import image_data
+
+    class Items(torch.utils.data.Dataset):
+        def __len__(self):
+            return 23
+
+        def __getitem__(self, i):
+            if i % 5 == 3:
+                return i, None, f"bad {i}"
+            return i, {"pixel_values": torch.full((3, 2, 2), float(i))}, ""
+
+    monkeypatch.setattr(image_data, "PIECE_IMAGES", 3)
+    batches = [[0, 1, 2, 3, 4, 5, 6], [7], [8, 9, 10, 11, 12, 13, 14, 15, 16, 17], [18, 19, 20, 21, 22]]
+    got = list(image_data.image_batches(Items(), batches, workers, torch.device("cpu")))
+    assert len(got) == len(batches)
+    for (done, batch, failed), items in zip(got, batches):
+        want = image_data.collate([Items()[i] for i in items])
+        assert done == want[0] and failed == want[2] and torch.equal(batch["pixel_values"], want[1]["pixel_values"])
+    only_bad = list(image_data.image_batches(Items(), [[3, 8, 13]], workers, torch.device("cpu")))
+    assert only_bad == [([], None, [(3, "bad 3"), (8, "bad 8"), (13, "bad 13")])]
+
+
 def test_decode_refuses_bombs_and_empty_cells():
     from lgip_dataset.images import ImageError
     from lgip_metric.scoring.image_data import cell_image
@@ -267,10 +293,11 @@ def test_the_join_keeps_few_text_embeddings_at_once(tree_packing, tmp_path, monk
     assert max(held) < run.provenance.counts["unique_texts"] / (4 if tree_packing else 10)
 
 
-@pytest.mark.parametrize("block_rows", [None, 1, 3])  # None: every call's rows in one block
-def test_join_equals_one_product_in_any_arrival_order(block_rows, monkeypatch):
-    if block_rows is not None:  # rows scored a few at a time give the same values
+@pytest.mark.parametrize("block_rows,bank_rows", [(None, None), (1, 4), (3, 7)])  # None: one block each
+def test_join_equals_one_product_in_any_arrival_order(block_rows, bank_rows, monkeypatch):
+    if block_rows is not None:  # rows scored a few at a time, and kept in many small blocks, give the same values
         monkeypatch.setattr(join_module, "BLOCK_BYTES", 8 * 16 * block_rows)
+        monkeypatch.setattr(join_module, "BLOCK_ROWS", bank_rows)
     rng = np.random.default_rng(0)
     images = F.normalize(torch.randn(5, 16), dim=-1)
     texts = F.normalize(torch.randn(40, 16), dim=-1)
@@ -295,7 +322,7 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
     import pickle
 
     from lgip_metric.models import load_model
-    from lgip_metric.scoring.texts import _BatchInputs, _CountChunks
+    from lgip_metric.scoring.texts import TokenIds, _BatchInputs, _CountChunks
 
     encoder = load_model({"openclip": openclip_model, "siglip": siglip_model}[which])
     travelled = pickle.loads(pickle.dumps(encoder))
@@ -306,11 +333,48 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
         mine, theirs = _BatchInputs(encoder, texts, batches)[i], _BatchInputs(travelled, texts, batches)[i]
         assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
     ids = encoder.tokenize(texts)
-    assert np.array_equal(_CountChunks(travelled, texts, [0])[0][0], [len(x) for x in ids])
+    flat, lengths, _ = _CountChunks(travelled, texts, [0])[0]
+    assert np.array_equal(lengths, [len(x) for x in ids]) and flat.tolist() == [t for x in ids for t in x]
     packs = [[np.array([0, 4]), np.array([2])], np.array([1, 3])]
+    tokens = TokenIds(len(texts), np.arange(len(texts)), [(flat, lengths)])
     for i, travelled_inputs in enumerate(_BatchInputs(travelled, texts, packs)):  # tree-packed and padded alike
-        mine = _BatchInputs(encoder, texts, packs)[i]
-        assert mine.keys() == travelled_inputs.keys() and all(torch.equal(mine[k], travelled_inputs[k]) for k in mine)
+        for mine in (_BatchInputs(encoder, texts, packs)[i], _BatchInputs(encoder, texts, packs, tokens)[i]):
+            assert mine.keys() == travelled_inputs.keys() and all(torch.equal(mine[k], travelled_inputs[k]) for k in mine)
+
+
+def test_token_ids_keep_each_text_by_position_in_the_smallest_type():
+    from lgip_metric.scoring.texts import TokenIds, _flat_ids
+
+    ids = [[49406, 320, 49407], [5], [], [49406, 49407]]
+    assert _flat_ids(ids).dtype == np.uint16 and _flat_ids([[70000, 1]]).dtype == np.int32
+    positions = np.array([6, 2, 0, 4])  # the order the plan counted them in
+    halves = [(_flat_ids(ids[:2]), np.array([3, 1])), (_flat_ids(ids[2:]), np.array([0, 2]))]
+    tokens = TokenIds(8, positions, halves)
+    assert [tokens.ids(p) for p in positions] == ids
+    with pytest.raises(KeyError, match="text 1 was not tokenised"):
+        tokens.ids(1)
+
+
+@pytest.mark.parametrize("tree_packing", [False, True])
+def test_the_engine_tokenises_each_text_once(dataset, tree_packing, tmp_path, monkeypatch):
+    """The plan's counting pass keeps the ids its batches are made from: no text is tokenised twice
+    (workers fork from this process, so the count is read in a file they append to)."""
+    from lgip_metric.models.openclip_backend import OpenClipEncoder
+
+    log, tokenize = tmp_path / "tokenised.txt", OpenClipEncoder.tokenize
+
+    def counting(self, texts):
+        with open(log, "a") as handle:
+            handle.write("".join(f"{t!r}\n" for t in texts))
+        return tokenize(self, texts)
+
+    monkeypatch.setattr(OpenClipEncoder, "tokenize", counting)
+    run = score_dataset("random:tiny-clip", dataset, tmp_path / "out", cache_dir="none", batch_size=4,
+                        num_workers=2, progress=False, tree_packing=tree_packing)
+    seen = log.read_text().splitlines()
+    n = run.provenance.counts["unique_texts"]
+    assert len(set(seen)) == n + 1  # every text, and the one-word text that sizes the embeddings
+    assert len(seen) <= n + 1 + texts_module.count_chunks(n)  # a chunk re-reads the text before it (shared prefix)
 
 
 def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():

@@ -135,8 +135,8 @@ def test_a_cpu_run_encodes_images_in_batches_below_the_threshold(tmp_path, sampl
     third of the threshold, every image batch holds at most 3 images, and the scores equal those of
     batches of 64 within float noise, every decision the same."""
     dataset = make_tiny_dataset(tmp_path / "data", sample_coco_dir)
-    sizes, encode = [], Encoder.encode_images
-    monkeypatch.setattr(Encoder, "encode_images", lambda self, batch: sizes.append(len(batch["pixel_values"])) or encode(self, batch))
+    sizes, start = [], Encoder.start_images
+    monkeypatch.setattr(Encoder, "start_images", lambda self, batch: sizes.append(len(batch["pixel_values"])) or start(self, batch))
     plain = score_dataset("random:tiny-clip", dataset, tmp_path / "plain", cache_dir="none", num_workers=0,
                           progress=False).scores()
     assert len(sizes) == 1  # the tiny tower's image rows are far below the threshold: one batch of 64 at most

@@ -27,7 +27,8 @@ def test_cells_in_any_order_across_shards_and_row_groups(tmp_path):
     cells = ImageCells(write_shards(tmp_path, sizes, row_group_size=READ_ROWS + 3))
     total = sum(sizes)
     assert cells.image_ids().tolist() == [1000 + r for r in range(total)]
-    order = list(range(total)) + list(range(total - 1, -1, -7)) + [5, 5, 0, total - 1]
+    strided = [r for start in range(0, total, 2 * READ_ROWS + 1) for r in range(start, min(start + 3, total))]
+    order = list(range(total)) + list(range(total - 1, -1, -7)) + [5, 5, 0, total - 1] + strided + [1, READ_ROWS + 2]
     assert [cells.cell(r)["bytes"] for r in order] == [f"image {r}".encode() for r in order]
 
 

@@ -382,3 +382,30 @@ def test_hub_model_offline_is_a_clear_error():
 def test_pretrained_none_on_a_transformers_folder_gives_random_weights(siglip_dir):
     encoder = load_model(siglip_dir, pretrained="none", device="cpu")
     assert encoder.random_weights and encoder.provenance()["random_weights"] is True
+
+
+def test_one_ahead_launches_the_next_batch_before_taking_a_result():
+    """The engine's pipeline: batch k+1 is queued on the device before batch k's embeddings are waited for, every
+    result comes back once and in order, and a batch without work (None) passes as None."""
+    from lgip_metric.models.base import Pending, one_ahead
+
+    log = []
+
+    class Recorded(Pending):
+        def __init__(self, k):
+            super().__init__(torch.full((1, 2), float(k)))
+            self.k = k
+            log.append(f"start {k}")
+
+        def result(self):
+            log.append(f"take {self.k}")
+            return super().result()
+
+    def started():
+        for k in range(4):
+            yield k, (Recorded(k) if k != 2 else None)
+
+    got = [(k, None if emb is None else int(emb[0, 0])) for k, emb in one_ahead(started())]
+    assert got == [(0, 0), (1, 1), (2, None), (3, 3)]
+    assert log == ["start 0", "start 1", "take 0", "take 1", "start 3", "take 3"]
+    assert list(one_ahead(iter([]))) == []

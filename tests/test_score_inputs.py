@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lgip_dataset.errors import DataError
-from lgip_metric.scoring.score_inputs import read_alike, unique_texts
+from lgip_metric.scoring.score_inputs import long_pairs, read_alike, unique_texts
+from lgip_metric.scoring.texts import TokenIds
 
 # Few letters (so texts repeat and collide after normalisation), with accents, CJK and astral code points.
 texts = st.text(alphabet=st.sampled_from("aAbB é\u00c9\u4e2d\U0001f600.\u00df"), max_size=6)
@@ -88,13 +89,24 @@ class _CharEncoder:
         return [[ord(c) for c in t][: self.context] for t in texts]
 
 
-@given(pairs=st.lists(st.tuples(st.text("aAb ", max_size=11), st.text("aAb ", max_size=11)), max_size=25))
-def test_read_alike_equals_comparing_the_cut_ids_of_long_rows(pairs):
+@given(pairs=st.lists(st.tuples(st.text("aAb ", max_size=11), st.text("aAb ", max_size=11)), max_size=25),
+       kept=st.sets(st.integers(0, 50)))
+def test_read_alike_equals_comparing_the_cut_ids_of_long_rows(pairs, kept):
+    """Long rows compare their cut ids: those the plan kept (``kept`` text positions) are read, not tokenised;
+    every other distinct text is tokenised once, and only texts of long rows are."""
     rows = table(row_id=[str(i) for i in range(len(pairs))], caption=[c for c, _ in pairs], variant=[v for _, v in pairs])
     encoder = _CharEncoder()
-    _, caption_idx, variant_idx = unique_texts(rows, encoder.normalize_text)
-    got = read_alike(encoder, rows, caption_idx, variant_idx)
+    texts, caption_idx, variant_idx = unique_texts(rows, encoder.normalize_text)
+    held = np.array(sorted(p for p in kept if p < len(texts)), np.int64)
+    ids = [[ord(c) for c in texts[p]][: encoder.context] for p in held]
+    tokens = TokenIds(len(texts), held, [(np.array([t for x in ids for t in x], np.int32), np.array([len(x) for x in ids]))])
+    candidates = long_pairs(encoder, rows, caption_idx, variant_idx)
+    got = read_alike(encoder, texts, caption_idx, variant_idx, candidates, tokens)
     cut = lambda t: t.lower()[: encoder.context]  # noqa: E731
     want = [c.lower() == v.lower() or (min(len(c), len(v)) >= encoder.context and cut(c) == cut(v)) for c, v in pairs]
     assert got.tolist() == want
-    assert len(encoder.tokenised) == len(set(encoder.tokenised))  # each distinct text tokenised once
+    long = {texts[p] for r in candidates for p in (caption_idx[r], variant_idx[r])}
+    assert sorted(encoder.tokenised) == sorted(long - {texts[p] for p in held})  # each once, none of those kept
+    encoder.tokenised.clear()
+    assert read_alike(encoder, texts, caption_idx, variant_idx, candidates).tolist() == want  # nothing kept
+    assert sorted(encoder.tokenised) == sorted(long)

@@ -174,8 +174,9 @@ def test_cpu_packed_batches_keep_each_activation_below_the_mmap_threshold(encode
     ViT-B/16's 2,048-wide MLP is 8 KiB a token in fp32, so a batch as wide as the plain path's (batch
     size x longest text, 4,928 tokens here) would be mapped and faulted in afresh in every layer."""
     texts = [f"{t} {k}" for k in range(200) for t in TEXTS[:9]]
-    batches = plan_batches(encoder, texts, np.arange(len(texts)), 64, Context(), False, 0)
+    batches, tokens = plan_batches(encoder, texts, np.arange(len(texts)), 64, Context(), False, 0)
     ids = encoder.tokenize(texts)
+    assert [tokens.ids(i) for i in range(len(texts))] == ids  # each text tokenised once, its ids kept
     assert sorted(int(i) for batch in batches for pack in batch for i in pack) == list(range(len(texts)))
     plain_tokens = 64 * max(map(len, ids))
     budget = pack_budget(encoder, plain_tokens)

@@ -8,7 +8,7 @@ import json
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -20,6 +20,7 @@ from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported f
 Batch = dict[str, torch.Tensor]
 RANDOM_INIT_SEED = 0  # random-weight models of one architecture are identical in every run and backend
 PROBE_IMAGE_SIDE = 224  # the blank image whose preprocessed shape sizes the image tower's activations
+T = TypeVar("T")
 
 
 class Encoder(ABC):
@@ -147,11 +148,20 @@ class Encoder(ABC):
     def encode_texts(self, batch: Batch) -> torch.Tensor:
         """L2-normalised float32 embeddings (on the CPU) of a ``text_batch``, or of a ``tree_batch``'s
         texts in pack order."""
-        return self._encode(self._text_features, batch)
+        return self.start_texts(batch).result()
 
     def encode_images(self, batch: Batch) -> torch.Tensor:
         """L2-normalised float32 embeddings (on the CPU) of stacked ``image_transform`` outputs."""
-        return self._encode(self._image_features, batch)
+        return self.start_images(batch).result()
+
+    def start_texts(self, batch: Batch) -> "Pending":
+        """:meth:`encode_texts` queued on the device: returns once the work is launched, so that the next batch
+        can be launched while this one runs on a GPU; ``result()`` waits for it."""
+        return self._start(self._text_features, batch)
+
+    def start_images(self, batch: Batch) -> "Pending":
+        """:meth:`encode_images` queued on the device (see :meth:`start_texts`)."""
+        return self._start(self._image_features, batch)
 
     def embed_texts(self, texts: list[str]) -> torch.Tensor:
         """L2-normalised float32 embeddings of ``texts`` in one batch: ``normalize_text`` ->
@@ -163,13 +173,12 @@ class Encoder(ABC):
         pixels = [self.image_transform(image) for image in images]
         return self.encode_images({key: torch.stack([p[key] for p in pixels]) for key in pixels[0]})
 
-    def _encode(self, forward: Callable[[Batch], torch.Tensor], batch: Batch) -> torch.Tensor:
+    def _start(self, forward: Callable[[Batch], torch.Tensor], batch: Batch) -> "Pending":
         batch = {k: _to_device(v, self.device) for k, v in batch.items()}
         autocast = self.precision != "fp32"
         dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
         with torch.inference_mode(), torch.autocast(self.device.type, dtype=dtype, enabled=autocast):
-            features = forward(batch)
-        return F.normalize(features.float(), dim=-1).cpu()
+            return Pending(F.normalize(forward(batch).float(), dim=-1))
 
     def identify_in_background(self) -> None:
         """Start computing the provenance record (its weights hash: a ViT-L's 1.7 GB copied off the GPU and
@@ -220,6 +229,38 @@ class Encoder(ABC):
         key = {k: v for k, v in self._record().items() if k != "device"}
         key["device_type"] = self.device.type
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+class Pending:
+    """Embeddings on their way to the CPU: on a GPU copied into pinned memory behind the work queued before them
+    (an event marks the end of the copy), elsewhere already there. ``result()`` waits and returns them."""
+
+    def __init__(self, features: torch.Tensor):
+        self.done: torch.cuda.Event | None = None
+        if features.device.type == "cuda":
+            self.value = torch.empty(features.shape, dtype=features.dtype, pin_memory=True)
+            self.value.copy_(features, non_blocking=True)
+            self.done = torch.cuda.Event()
+            self.done.record()
+        else:
+            self.value = features.cpu()
+
+    def result(self) -> torch.Tensor:
+        if self.done is not None:
+            self.done.synchronize()
+        return self.value
+
+
+def one_ahead(started: Iterable[tuple[T, Pending | None]]) -> Iterator[tuple[T, torch.Tensor | None]]:
+    """``(key, pending)`` pairs as ``(key, embeddings)``, each waited for only once the next is launched: on a GPU
+    one batch is always queued behind the one whose results the caller takes (None stays None)."""
+    held = None
+    for item in started:
+        if held is not None:
+            yield held[0], held[1] and held[1].result()
+        held = item
+    if held is not None:
+        yield held[0], held[1] and held[1].result()
 
 
 @contextlib.contextmanager

@@ -12,9 +12,10 @@ rows the validated rule drops (scored all the same, returned as ``ScoreRun.dropp
 join the same unique sets (and cache) and ``groups_scores.parquet`` (``schema.GROUP_SCORE_COLUMNS``) holds
 each group's four similarities.
 
-Memory grows with the images and captions, not with every variant: the image embeddings are kept,
-the text embeddings stream through :class:`lgip_metric.scoring.join.ScoreJoin` (each scored as it arrives
-and dropped once no row waits for it), token ids exist per batch only, and under torchrun ranks
+Memory grows with the images and captions; of each variant only its token ids are kept (about 120 MB for the
+paper's 2.4 M texts: :class:`~lgip_metric.scoring.texts.TokenIds`). The image embeddings are kept, the text
+embeddings stream through :class:`lgip_metric.scoring.join.ScoreJoin` (each scored as it arrives and dropped
+once no row waits for it), and under torchrun ranks
 exchange the image embeddings, the caption embeddings other ranks' rows need and the per-row scores.
 The rows' memory-mapped table is let go while the texts stream and read again to be written, the
 score file is hashed as it is written rather than held, and blocks of 4 MiB and more are never carved
@@ -45,11 +46,12 @@ from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space
 from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
-from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_loader
+from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_batches
 from lgip_metric.models import Encoder, load_model, loader_workers, resolve_model, select_device
+from lgip_metric.models.base import one_ahead
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
-from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, read_alike, read_groups,
-                                              read_rows, split_validated, unique_texts, validated_rows)
+from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, long_pairs, read_alike,
+                                              read_groups, read_rows, split_validated, unique_texts, validated_rows)
 from lgip_metric.scoring.join import Behind, ScoreJoin
 from lgip_metric.scoring.texts import batch_inputs, plan_batches
 
@@ -178,7 +180,7 @@ class _Job:
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
         texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
-        alike = read_alike(encoder, rows, caption_idx, variant_idx) & keep
+        candidates = long_pairs(encoder, rows, caption_idx, variant_idx)
         # The rows' Arrow table is memory-mapped: let go, the pages it touched leave this process while
         # the texts stream; rank 0 reads it again to write the scores.
         del rows, id_columns
@@ -188,10 +190,11 @@ class _Job:
             group_keep = ~(np.isin(group_image_idx[0], list(failed)) | np.isin(group_image_idx[1], list(failed)))
             for (i, j), name in zip(GROUP_PAIRS, GROUP_SCORES):
                 image_columns[name] = (group_image_idx[i][group_keep], group_text_idx[j][group_keep])
-        values, text_stats = self._score_texts(encoder, texts, cache, image_emb, image_columns,
-                                               (caption_idx[keep], variant_idx[keep]), workers)
+        values, text_stats, tokens = self._score_texts(encoder, texts, cache, image_emb, image_columns,
+                                                       (caption_idx[keep], variant_idx[keep]), workers)
+        alike = read_alike(encoder, texts, caption_idx, variant_idx, candidates, tokens) & keep
         n_texts = len(texts)
-        del image_emb, texts, image_columns  # let go before the rows are read again and written
+        del image_emb, texts, image_columns, tokens  # let go before the rows are read again and written
         t = self._tick("texts", t)
         scores_path, provenance_path = self.out_dir / SCORES_FILE, self.out_dir / PROVENANCE_FILE
         groups_path = self.out_dir / GROUP_SCORES_FILE if groups is not None else None
@@ -269,13 +272,13 @@ class _Job:
         local = torch.zeros(len(row_of), dim)
         failures: list[tuple[int, str]] = []
         rows = ImageRows(source, positions, encoder.image_transform)
-        loader = image_loader(rows, [b.tolist() for b in ctx.shard(batches)], workers, pin_memory=encoder.device.type == "cuda")
+        loader = image_batches(rows, [b.tolist() for b in ctx.shard(batches)], workers, encoder.device)
         writer = cache.writer("image", ctx.rank) if cache is not None else nullcontext()
         with writer, tqdm(total=len(row_of), desc="images", unit="image", disable=not self.show or None) as bar:
-            for done, batch, failed in loader:
+            started = (((done, failed), encoder.start_images(batch) if done else None) for done, batch, failed in loader)
+            for (done, failed), emb in one_ahead(started):
                 failures.extend(failed)
                 if done:
-                    emb = encoder.encode_images(batch)
                     local[[row_of[p] for p in done]] = emb
                     if cache is not None:
                         writer.add([keys[p] for p in done], emb.numpy())
@@ -290,20 +293,21 @@ class _Job:
 
     def _score_texts(self, encoder: Encoder, texts: list[str], cache, images: torch.Tensor, image_columns, text_column,
                      workers: int):
-        """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0),
-        streaming the text embeddings: cached ones chunk by chunk (rank 0), the rest in the batches of
-        :func:`~lgip_metric.scoring.texts.plan_batches` (each rank its share), through a :class:`~lgip_metric.scoring.join.ScoreJoin` that keeps a text
-        only while a row waits for it, in a thread beside the model (:class:`~lgip_metric.scoring.join.Behind`).
-        ``workers`` DataLoader processes tokenise. Under torchrun a rank scores the image columns of its own texts
-        and the ``t_sim`` of rows whose variant it owns; the caption embeddings those rows need travel
-        at the end of each round of batches."""
+        """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0), the counts
+        of cached and encoded texts and the plan's token ids (or None), streaming the text embeddings: cached
+        ones chunk by chunk (rank 0), the rest in the batches of :func:`~lgip_metric.scoring.texts.plan_batches`
+        (each rank its share; ``workers`` processes tokenise each text once, then pad or pack), through a
+        :class:`~lgip_metric.scoring.join.ScoreJoin` in a thread beside the model. Under torchrun a rank scores
+        the image columns of its own texts and the ``t_sim`` of rows whose variant it owns; the caption
+        embeddings those rows need travel at the end of each round of batches."""
         ctx, count = self.ctx, len(texts)
         hits = cache.find("text", [content_key(x) for x in texts], images.shape[1]) if cache and ctx.is_main else None
         cached = ctx.broadcast(np.sort(hits.positions) if hits is not None else np.zeros(0, np.int64))
         missing = np.setdiff1d(np.arange(count), cached)
         # Run them shortest first (same batches, so the same embeddings): variants are mostly as long as
         # their caption or longer, so a caption waits for its variants rather than many variants for it.
-        plan = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers)[::-1]
+        plan, tokens = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers)
+        plan = plan[::-1]
         batches = [np.concatenate(item) if isinstance(item, list) else item for item in plan]  # text positions
         owner = np.zeros(count, np.int64)  # the rank that brings each text: 0 for cached ones
         for b, batch in enumerate(batches):
@@ -319,7 +323,7 @@ class _Job:
         step = ROUND_BATCHES * ctx.world
         rounds = [list(range(start, min(start + step, len(batches)))) for start in range(0, len(batches), step)]
         writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
-        inputs = batch_inputs(encoder, texts, [plan[b] for round_ in rounds for b in ctx.shard(round_)], workers)
+        inputs = batch_inputs(encoder, texts, [plan[b] for round_ in rounds for b in ctx.shard(round_)], workers, tokens)
         with writer, Behind() as behind, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
             outbox = []
             for positions, emb in hits.embeddings() if hits is not None else []:
@@ -329,8 +333,8 @@ class _Job:
             self._exchange(join, outbox)
             for round_ in rounds:
                 outbox = []
-                for batch in (batches[b] for b in ctx.shard(round_)):
-                    emb = encoder.encode_texts(next(inputs))
+                started = ((batches[b], encoder.start_texts(next(inputs))) for b in ctx.shard(round_))
+                for batch, emb in one_ahead(started):
                     behind.submit(join.add, batch, emb)
                     if cache is not None:
                         writer.add([content_key(texts[p]) for p in batch], emb.numpy())
@@ -340,7 +344,7 @@ class _Job:
                 bar.update(sum(len(batches[b]) for b in round_))
         values = {name: join.values[name] for name in image_columns}
         values["t_sim"] = join.values["text"]
-        return self._collect(values, whose), {"cached": len(cached), "encoded": len(missing)}
+        return self._collect(values, whose), {"cached": len(cached), "encoded": len(missing)}, tokens
 
     def _exchange(self, join: ScoreJoin, outbox: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Send this rank's exported caption embeddings to all; take those this rank's rows wait for."""

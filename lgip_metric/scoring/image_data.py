@@ -6,7 +6,7 @@ with its reason instead of a tensor; the engine counts and reports it and scores
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 from PIL import Image
@@ -16,7 +16,8 @@ from lgip_dataset.images import ImageError, decode_image
 from lgip_metric.scoring.heap import heap_rows
 
 Batch = dict[str, torch.Tensor]
-PREFETCH_BATCHES = 4  # batches each DataLoader worker makes ahead (images here, texts in lgip_metric.scoring.texts)
+PREFETCH_BATCHES = 4  # batches each DataLoader worker makes ahead (image pieces here, texts in lgip_metric.scoring.texts)
+PIECE_IMAGES = 16  # images a worker decodes at a time: 2,000 images in batches of 256 were 8 items for 15 workers
 
 
 def cell_image(cell: dict | None) -> Image.Image:
@@ -63,14 +64,36 @@ def image_batch_size(encoder, batch_size: int) -> int:
     return min(batch_size, heap_rows(encoder.image_row_bytes))
 
 
-def image_loader(rows: ImageRows, batches: list[list[int]], num_workers: int, pin_memory: bool) -> torch.utils.data.DataLoader:
-    """A DataLoader yielding exactly ``batches`` (lists of item indices), decoded in ``num_workers`` processes."""
-    return torch.utils.data.DataLoader(
+def image_batches(rows: ImageRows, batches: list[list[int]], num_workers: int, device: torch.device) -> Iterator[tuple]:
+    """``(indices, batch, failures)`` (see :func:`collate`) of each of ``batches`` (non-empty lists of item
+    indices), in order. With workers, each batch is decoded in pieces of at most ``PIECE_IMAGES`` images, so that every
+    worker has work and the first batch is ready after one piece per worker; the pieces are joined on
+    ``device`` (pinned on the way to a GPU) into exactly the batch asked for."""
+    step = PIECE_IMAGES if num_workers else max(map(len, batches), default=1)
+    pieces = [(b, batch[start : start + step]) for b, batch in enumerate(batches) for start in range(0, len(batch), step)]
+    loader = torch.utils.data.DataLoader(
         rows,
-        batch_sampler=batches,
+        batch_sampler=[piece for _, piece in pieces],
         num_workers=num_workers,
         collate_fn=collate,
-        pin_memory=pin_memory,
+        pin_memory=device.type == "cuda",
         persistent_workers=False,
         prefetch_factor=PREFETCH_BATCHES if num_workers else None,
     )
+    parts: list[tuple] = []
+    for (b, _), part in zip(pieces, loader):
+        parts.append(part)
+        if len(parts) == -(-len(batches[b]) // step):  # the batch's last piece
+            yield _joined(parts, device)
+            parts = []
+
+
+def _joined(parts: list[tuple], device: torch.device) -> tuple[list[int], Batch | None, list[tuple[int, str]]]:
+    """The pieces of one batch as the batch itself: their indices, inputs and failures end to end."""
+    done = [i for indices, _, _ in parts for i in indices]
+    failures = [f for _, _, failed in parts for f in failed]
+    inputs = [batch for _, batch, _ in parts if batch is not None]
+    if len(inputs) <= 1:
+        return done, (inputs or [None])[0], failures
+    batch = {key: torch.cat([piece[key].to(device, non_blocking=True) for piece in inputs]) for key in inputs[0]}
+    return done, batch, failures

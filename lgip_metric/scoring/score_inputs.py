@@ -110,23 +110,32 @@ def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Tab
     return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def read_alike(encoder, rows: pa.Table, caption_idx: np.ndarray, variant_idx: np.ndarray) -> np.ndarray:
-    """Per row, whether its caption and variant reach the model as the same token ids although the texts
-    differ: one text once the model's ``normalize_text`` has run (the unique-text codes say so: case, for
-    SigLIP 2, which lower-cases there), or two long texts whose token ids match, as with an edit past the
-    context. A text shorter than the context in characters is never truncated, so only rows whose two texts
-    are both that long are tokenised (about 4% of the rows of a val2017 build), each distinct text once."""
-    alike = caption_idx == variant_idx
+def long_pairs(encoder, rows: pa.Table, caption_idx: np.ndarray, variant_idx: np.ndarray) -> np.ndarray:
+    """The rows whose caption and variant differ once normalised and are both at least the model's context long
+    in characters: a text shorter than the context is never truncated, so only these can reach the model as the
+    same token ids although they differ, as with an edit past the context (about 4% of a val2017 build's rows)."""
     context = int(encoder.settings()["text"]["context_length"])  # not the provenance: it waits for the weights hash
     long = pc.and_(pc.greater_equal(pc.utf8_length(rows.column("caption")), context),
                    pc.greater_equal(pc.utf8_length(rows.column("variant")), context))
-    candidates = np.flatnonzero(long.to_numpy(zero_copy_only=False) & ~alike)
+    return np.flatnonzero(long.to_numpy(zero_copy_only=False) & (caption_idx != variant_idx))
+
+
+def read_alike(encoder, texts: list[str], caption_idx: np.ndarray, variant_idx: np.ndarray, candidates: np.ndarray,
+               tokens=None) -> np.ndarray:
+    """Per row, whether its caption and variant reach the model as the same token ids although the texts differ:
+    one text once the model's ``normalize_text`` has run (the unique-text codes of ``texts`` say so: case, for
+    SigLIP 2, which lower-cases there), or two of the ``candidates`` rows (:func:`long_pairs`) whose token ids
+    match. Their ids come from ``tokens`` (the engine's :class:`~lgip_metric.scoring.texts.TokenIds`) where it
+    holds them; the other texts are tokenised here, each distinct text once."""
+    alike = caption_idx == variant_idx
     if candidates.size:
-        captions = rows.column("caption").take(pa.array(candidates)).to_pylist()
-        variants = rows.column("variant").take(pa.array(candidates)).to_pylist()
-        distinct = sorted(set(captions) | set(variants))  # a caption heads many rows: tokenised once
-        ids = dict(zip(distinct, encoder.tokenize([encoder.normalize_text(t) for t in distinct])))
-        alike[candidates] = [ids[c] == ids[v] for c, v in zip(captions, variants)]
+        left, right = caption_idx[candidates], variant_idx[candidates]
+        distinct = np.unique(np.concatenate([left, right]))  # a caption heads many rows: read once
+        kept = tokens.known(distinct) if tokens is not None else np.zeros(len(distinct), bool)
+        ids = {int(p): tokens.ids(p) for p in distinct[kept]}
+        rest = distinct[~kept].tolist()
+        ids.update(zip(rest, encoder.tokenize([texts[p] for p in rest])))
+        alike[candidates] = [ids[a] == ids[b] for a, b in zip(left.tolist(), right.tolist())]
     return alike
 
 

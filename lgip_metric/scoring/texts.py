@@ -2,10 +2,12 @@
 inputs per batch.
 
 Tokenising is the slow part of the text phase on a GPU (open_clip's tokenizer cleans every text
-with ftfy, one text at a time), so both passes run in DataLoader workers when the engine has
-them: the counting pass over chunks of texts, the encoding pass over the planned batches, each
-batch tokenised and padded (or tree-packed) while the model encodes the one before. Token ids exist
-per batch only: the plan needs only each text's length and the ids it shares with the text before it.
+with ftfy, one text at a time), so it runs in DataLoader workers when the engine has them, and once:
+the counting pass tokenises chunks of texts and keeps their ids (:class:`TokenIds`, two bytes a token
+where the vocabulary fits), the plan reads each text's length and the ids it shares with the text
+before it, and the encoding pass pads (or tree-packs) each planned batch from the kept ids while the
+model encodes the one before. Models padded to a fixed length have no counting pass: their batches
+are tokenised as they are made.
 
 Tree packing (causal towers, :mod:`lgip_metric.models.tree_pack`): the texts are planned in sorted
 order, where texts sharing a prefix sit together; a run of texts that each share more than the start
@@ -27,15 +29,47 @@ from lgip_metric.models.base import Batch, Encoder
 from lgip_metric.models.tree_pack import shared_prefix
 from lgip_metric.scoring.heap import heap_rows
 
-TOKENIZE_CHUNK = 4096
+TOKENIZE_CHUNK = 1024  # texts a worker tokenises at a time in the counting pass (small: the workers finish together)
 PACK_TOKENS = 256  # most trie nodes in one packed sequence (a text longer than this is a pack of its own)
 MIN_SHARED = 2  # a text joins the pack of the text before it only when they share more than the start token
 MIN_FILL = 0.75  # a pack joins a batch only when it fills at least this share of the batch's padded width
 
 
+class TokenIds:
+    """Token ids of some texts, by text position: one flat array (``uint16`` where every id fits, else
+    ``int32``) and each text's slice of it. Kept from the counting pass to the batches, so that each
+    text is tokenised once; DataLoader workers started after it share it (fork) or get a copy (spawn)."""
+
+    def __init__(self, count: int, positions: np.ndarray, chunks: Sequence[tuple[np.ndarray, np.ndarray]]):
+        """``chunks``: ``(flat ids, lengths)`` of ``positions`` in order, chunk after chunk; ``count``: all texts."""
+        self.flat = np.concatenate([flat for flat, _ in chunks]) if chunks else np.zeros(0, np.uint16)
+        lengths = np.concatenate([n for _, n in chunks]) if chunks else np.zeros(0, np.int64)
+        self.bounds = np.concatenate([[0], np.cumsum(lengths)])
+        self.slot = np.full(count, -1, np.int64)
+        self.slot[positions] = np.arange(len(positions))
+
+    def known(self, positions: np.ndarray) -> np.ndarray:
+        """Per position, whether its ids are kept here."""
+        return self.slot[positions] >= 0
+
+    def ids(self, position: int) -> list[int]:
+        """The token ids of the text at ``position``."""
+        k = self.slot[position]
+        if k < 0:
+            raise KeyError(f"text {position} was not tokenised")
+        return self.flat[self.bounds[k] : self.bounds[k + 1]].tolist()
+
+
+def _flat_ids(ids: list[list[int]]) -> np.ndarray:
+    """``ids`` end to end in the smallest of ``uint16``/``int32`` that holds them."""
+    flat = np.fromiter((t for row in ids for t in row), np.int64, sum(map(len, ids)))
+    return flat.astype(np.uint16 if flat.size == 0 or (flat.min() >= 0 and flat.max() < 2**16) else np.int32)
+
+
 class _CountChunks(torch.utils.data.Dataset):
-    """Item ``i`` is ``[lengths, shared]`` of the ``chunks[i]``-th chunk of ``texts``: each text's
-    number of token ids and how many leading ids it shares with the text before it (0 for the first)."""
+    """Item ``i`` is ``(ids, lengths, shared)`` of the ``chunks[i]``-th chunk of ``texts``: its texts' token
+    ids end to end (:func:`_flat_ids`), each text's number of ids and how many leading ids it shares with
+    the text before it (0 for the first)."""
 
     def __init__(self, encoder: Encoder, texts: Sequence[str], chunks: Sequence[int]):
         self.encoder, self.texts, self.chunks = encoder, texts, chunks
@@ -43,34 +77,47 @@ class _CountChunks(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return len(self.chunks)
 
-    def __getitem__(self, i: int) -> np.ndarray:
+    def __getitem__(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         start = self.chunks[i] * TOKENIZE_CHUNK
         ids = self.encoder.tokenize(list(self.texts[max(start - 1, 0) : start + TOKENIZE_CHUNK]))
         ids = ids if start else [[], *ids]  # the first text has none before it
-        return np.array([[len(b) for b in ids[1:]], [shared_prefix(a, b) for a, b in zip(ids, ids[1:])]], np.int64)
+        lengths = np.array([len(b) for b in ids[1:]], np.int64)
+        return _flat_ids(ids[1:]), lengths, np.array([shared_prefix(a, b) for a, b in zip(ids, ids[1:])], np.int64)
 
 
 class _BatchInputs(torch.utils.data.Dataset):
-    """Item ``i`` is the model inputs of ``batches[i]``: its texts tokenised and padded, or (a list of
-    packs) tree-packed."""
+    """Item ``i`` is the model inputs of ``batches[i]``: its texts padded, or (a list of packs) tree-packed,
+    from their kept ``tokens`` (tokenised here where there are none)."""
 
-    def __init__(self, encoder: Encoder, texts: Sequence[str], batches: Sequence[np.ndarray | list[np.ndarray]]):
-        self.encoder, self.texts, self.batches = encoder, texts, batches
+    def __init__(self, encoder: Encoder, texts: Sequence[str], batches: Sequence[np.ndarray | list[np.ndarray]],
+                 tokens: TokenIds | None = None):
+        self.encoder, self.texts, self.batches, self.tokens = encoder, texts, batches, tokens
 
     def __len__(self) -> int:
         return len(self.batches)
 
+    def _ids(self, positions: np.ndarray) -> list[list[int]]:
+        if self.tokens is None:
+            return self.encoder.tokenize([self.texts[p] for p in positions])
+        return [self.tokens.ids(p) for p in positions]
+
     def __getitem__(self, i: int) -> Batch:
-        batch, tokenize = self.batches[i], self.encoder.tokenize
+        batch = self.batches[i]
         if isinstance(batch, list):
-            return self.encoder.tree_batch([tokenize([self.texts[p] for p in pack]) for pack in batch])
-        return self.encoder.text_batch(tokenize([self.texts[p] for p in batch]))
+            return self.encoder.tree_batch([self._ids(pack) for pack in batch])
+        return self.encoder.text_batch(self._ids(batch))
 
 
-def _loader(items: torch.utils.data.Dataset, num_workers: int, pin_memory: bool = False) -> torch.utils.data.DataLoader:
+def _as_is(item):
+    """A DataLoader item passed on unchanged (NumPy arrays stay arrays)."""
+    return item
+
+
+def _loader(items: torch.utils.data.Dataset, num_workers: int, pin_memory: bool = False,
+            collate_fn=None) -> torch.utils.data.DataLoader:
     """The items in order, made by ``num_workers`` processes (0: in this one)."""
     return torch.utils.data.DataLoader(items, batch_size=None, num_workers=num_workers, pin_memory=pin_memory,
-                                       prefetch_factor=PREFETCH_BATCHES if num_workers else None)
+                                       collate_fn=collate_fn, prefetch_factor=PREFETCH_BATCHES if num_workers else None)
 
 
 def count_chunks(n_texts: int) -> int:
@@ -79,41 +126,44 @@ def count_chunks(n_texts: int) -> int:
 
 
 def token_counts(encoder: Encoder, texts: Sequence[str], show: bool, num_workers: int,
-                 chunks: Sequence[int]) -> dict[int, np.ndarray]:
-    """``[lengths, shared]`` (see :class:`_CountChunks`) of each of ``chunks`` of ``texts``, tokenised
-    by ``num_workers`` processes, the ids dropped at once; by chunk index."""
+                 chunks: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(ids, lengths, shared)`` (see :class:`_CountChunks`) of each of ``chunks`` of ``texts``, tokenised
+    by ``num_workers`` processes; by chunk index."""
     counts = {}
     total = sum(min(TOKENIZE_CHUNK, len(texts) - c * TOKENIZE_CHUNK) for c in chunks)
     with tqdm(total=total, desc="tokenize", unit="text", disable=not show or None, leave=False) as bar:
-        for c, chunk in zip(chunks, _loader(_CountChunks(encoder, texts, chunks), num_workers)):
-            counts[c] = np.asarray(chunk)
-            bar.update(chunk.shape[1])
+        for c, chunk in zip(chunks, _loader(_CountChunks(encoder, texts, chunks), num_workers, collate_fn=_as_is)):
+            counts[c] = chunk
+            bar.update(len(chunk[1]))
     return counts
 
 
 def batch_inputs(encoder: Encoder, texts: Sequence[str], batches: Sequence[np.ndarray | list[np.ndarray]],
-                 num_workers: int):
-    """The model inputs of every batch of ``texts`` positions (or list of packs) in order, made ahead
-    by ``num_workers`` processes (pinned for a CUDA model) while the model encodes."""
-    return iter(_loader(_BatchInputs(encoder, texts, batches), num_workers, pin_memory=encoder.device.type == "cuda"))
+                 num_workers: int, tokens: TokenIds | None = None):
+    """The model inputs of every batch of ``texts`` positions (or list of packs) in order, from the kept
+    ``tokens`` where there are some, made ahead by ``num_workers`` processes (pinned for a CUDA model)
+    while the model encodes."""
+    items = _BatchInputs(encoder, texts, batches, tokens)
+    return iter(_loader(items, num_workers, pin_memory=encoder.device.type == "cuda"))
 
 
 def plan_batches(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, batch_size: int, ctx: Context,
-                 show: bool, num_workers: int) -> list[np.ndarray | list[np.ndarray]]:
+                 show: bool, num_workers: int) -> tuple[list[np.ndarray | list[np.ndarray]], TokenIds | None]:
     """The batches that encode ``texts[positions]``, largest first: lists of tree packs (arrays of text
     positions) when the encoder packs, else arrays of text positions, sorted by token length when the
-    model pads dynamically and in position order when it pads to a fixed length. Each ``ctx`` rank
+    model pads dynamically and in position order when it pads to a fixed length; and the token ids of
+    ``texts[positions]`` where the plan counted them (None for a fixed length). Each ``ctx`` rank
     tokenises a strided share of the chunks."""
     if encoder.tree_packing:
         order = np.array(sorted(positions.tolist(), key=texts.__getitem__), np.int64)  # shared prefixes side by side
-        lengths, shared = _gathered_counts(encoder, [texts[p] for p in order], ctx, show, num_workers)
+        tokens, lengths, shared = _gathered_counts(encoder, texts, order, ctx, show, num_workers)
         packs, nodes = tree_packs(lengths, shared)
         budget = pack_budget(encoder, batch_size * int(lengths.max(initial=1)))
-        return [[order[pack] for pack in batch] for batch in pack_batches(packs, nodes, budget)]
-    lengths = np.zeros(len(positions), np.int64)
-    if encoder.dynamic_padding:
-        lengths = _gathered_counts(encoder, [texts[p] for p in positions], ctx, show, num_workers)[0]
-    return [positions[b] for b in length_batches(lengths, batch_size, encoder.dynamic_padding)]
+        return [[order[pack] for pack in batch] for batch in pack_batches(packs, nodes, budget)], tokens
+    if not encoder.dynamic_padding:
+        return [positions[b] for b in length_batches(np.zeros(len(positions), np.int64), batch_size, False)], None
+    tokens, lengths, _ = _gathered_counts(encoder, texts, positions, ctx, show, num_workers)
+    return [positions[b] for b in length_batches(lengths, batch_size, True)], tokens
 
 
 def pack_budget(encoder: Encoder, plain_tokens: int) -> int:
@@ -125,15 +175,19 @@ def pack_budget(encoder: Encoder, plain_tokens: int) -> int:
     return min(plain_tokens, heap_rows(encoder.text_token_bytes))
 
 
-def _gathered_counts(encoder: Encoder, texts: Sequence[str], ctx: Context, show: bool,
-                     num_workers: int) -> tuple[np.ndarray, np.ndarray]:
-    """Token lengths of ``texts`` and the ids each shares with the text before it, counted by all ranks."""
-    chunks = count_chunks(len(texts))
+def _gathered_counts(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, ctx: Context, show: bool,
+                     num_workers: int) -> tuple[TokenIds, np.ndarray, np.ndarray]:
+    """The token ids of ``texts[positions]``, their lengths and the ids each shares with the text before it
+    (in ``positions`` order), counted by all ranks."""
+    chunks = count_chunks(len(positions))
     counts = {}
-    for part in ctx.all_gather(token_counts(encoder, texts, show, num_workers, ctx.shard(list(range(chunks))))):
+    ordered = [texts[p] for p in positions]
+    for part in ctx.all_gather(token_counts(encoder, ordered, show, num_workers, ctx.shard(list(range(chunks))))):
         counts.update(part)
-    joined = np.concatenate([counts[c] for c in range(chunks)], axis=1) if chunks else np.zeros((2, 0), np.int64)
-    return joined[0], joined[1]
+    parts = [counts[c] for c in range(chunks)]
+    tokens = TokenIds(len(texts), positions, [(flat, lengths) for flat, lengths, _ in parts])
+    shared = np.concatenate([s for *_, s in parts]) if parts else np.zeros(0, np.int64)
+    return tokens, np.diff(tokens.bounds), shared
 
 
 def length_batches(lengths: Sequence[int], batch_size: int, by_length: bool) -> list[np.ndarray]:
