@@ -48,7 +48,7 @@ from lgip_metric.models.base import one_ahead
 from lgip_metric.models.factory import loader_workers
 from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.scoring.distributed import Context
-from lgip_metric.scoring.texts import plan_batches
+from lgip_metric.scoring.texts import batch_inputs, plan_batches
 
 PAPER_IMAGES = 40_000
 
@@ -126,9 +126,7 @@ def text_batches(encoder, texts: list[str], batch_size: int) -> tuple[list, int]
     texts themselves."""
     plan, tokens = plan_batches(encoder, texts, np.arange(len(texts)), batch_size, Context(), False,
                                 loader_workers(None, encoder.device))
-    batches = [encoder.tree_batch([[tokens.ids(p) for p in pack] for pack in item]) if isinstance(item, list)
-               else encoder.text_batch([tokens.ids(p) for p in item]) for item in plan]
-    return batches, len(tokens.flat)
+    return list(batch_inputs(encoder, texts, plan, 0, tokens)), len(tokens.flat)
 
 
 def floor_seconds(start, batches: list, device: torch.device) -> float:
