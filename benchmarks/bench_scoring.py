@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scoring.py [--model random:clip-vit-b16] [--dataset DIR] [--rows N]
                                        [--naive-rows 24] [--batch-size 32] [--device cpu] [--drift bf16 fp16]
-                                       [--quick]
+                                       [--quick] [--repeat 3]
 
 On one model and workload, in one process, it times
   (a) the engine (``score_dataset``: unique images/texts, batched, workers; encode + score time), with
@@ -23,6 +23,8 @@ image) would take at those rates, and how far the packed engine's scores are fro
 change of E_inv, E_sens and PR against fp32, the same comparison of scores, the same projection at that
 precision, and the new floor at it. ``--quick`` keeps only the packed engine and the new floor (with
 ``--drift``): minutes less on a ViT-L. The floors' inputs are prepared once and shared by every precision.
+``--repeat N`` runs the engines and the text floors N times, packed and unpacked alternating, and prints
+the medians beside every round's time (a loaded machine moves one run by 15% and more).
 
 Default workload: the embedded sample with a real-size open_clip ViT-B/16 with random weights.
 """
@@ -64,10 +66,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--device", default=None)
     parser.add_argument("--num-workers", type=int, default=None)
     parser.add_argument("--drift", nargs="*", default=[], choices=["fp16", "bf16"], help="autocast precisions to compare")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of the engines and text floors, packed and unpacked alternating in each; the "
+                             "medians are printed (the machine's load moves one run's time by 15%% and more)")
     parser.add_argument("--quick", action="store_true",
                         help="only the tree-packed engine and the new floor (and --drift): no unpacked engine, naive "
                              "loop or old floor; what fits a short GPU lease")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    return args
 
 
 def engine(args, out: Path, precision: str = "fp32", tree_packing: bool = True):
@@ -173,12 +181,43 @@ def metrics(run) -> dict:
     return {m: result[m] for m in ("E_inv", "E_sens", "PR")}
 
 
+def middle(results: list[tuple]) -> tuple:
+    """The result whose first field (seconds) is the median of ``results`` (of an even number, the upper one)."""
+    return sorted(results, key=lambda r: r[0])[len(results) // 2]
+
+
+def seconds_list(results: list[tuple]) -> str:
+    return " / ".join(f"{r[0]:.2f}" for r in results)
+
+
+def engine_seconds(results: list[tuple]) -> str:
+    """The engine's encode+score seconds: the one run's, or the median of several with each run's."""
+    if len(results) == 1:
+        return f"{results[0][0]:.2f} s"
+    return f"median of {len(results)}: {seconds_list(results)} s"
+
+
+def engine_rounds(args, tmp: Path) -> tuple[list, list, float]:
+    """``--repeat`` rounds of the packed engine and (without ``--quick``) the unpacked one, alternating so that the
+    machine's drift touches both alike: ``(seconds, run)`` of each, and the first packed run's end-to-end seconds."""
+    packed, plain = [], []
+    for k in range(args.repeat):
+        began = time.perf_counter()
+        run, seconds = engine(args, tmp / f"fp32-{k}")
+        packed.append((seconds, run))
+        if k == 0:
+            wall = time.perf_counter() - began
+        if not args.quick:
+            plain_run, seconds = engine(args, tmp / f"plain-{k}", tree_packing=False)
+            plain.append((seconds, plain_run))
+    return packed, plain, wall
+
+
 def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        wall = time.perf_counter()
-        run, engine_s = engine(args, Path(tmp) / "fp32")
-        wall = time.perf_counter() - wall
+        packed_runs, plain_runs, wall = engine_rounds(args, Path(tmp))
+        engine_s, run = middle(packed_runs)
         p = run.provenance
         counts, n = p.counts, p.counts["scored_rows"]
         weights = "RANDOM weights" if p.random_weights else f"weights {p.pretrained}"
@@ -187,7 +226,8 @@ def main() -> None:
         print(f"workload  {args.dataset}: {counts['rows']:,} rows ({n:,} scored), {counts['unique_images']} unique images, "
               f"{counts['unique_texts']:,} unique texts")
         print(f"packing   {p.text['tree_packing']}")
-        print(f"engine    {n / engine_s:10.1f} pairs/s   encode+score {engine_s:.2f} s (end to end incl. loading {wall:.2f} s)")
+        print(f"engine    {n / engine_s:10.1f} pairs/s   encode+score {engine_seconds(packed_runs)} (end to end incl. loading {wall:.2f} s, "
+              "the first run)")
         print(f"phases    {projection(run)}")
         encoder = load_model(args.model, pretrained=args.pretrained, device=args.device)
         rows, cells = inputs(args)
@@ -195,26 +235,39 @@ def main() -> None:
         texts = unique_texts(rows, encoder.normalize_text)[0]
         packed = text_batches(encoder, texts, args.batch_size)
         images_s = floor_seconds(encoder.start_images, images, encoder.device)
-        floors = {"new": text_floor(encoder, packed)}
         if not args.quick:
-            plain_run, plain_s = engine(args, Path(tmp) / "plain", tree_packing=False)
-            print(f"unpacked  {n / plain_s:10.1f} pairs/s   encode+score {plain_s:.2f} s; {projection(plain_run)}")
+            plain_s, plain_run = middle(plain_runs)
+            print(f"unpacked  {n / plain_s:10.1f} pairs/s   encode+score {engine_seconds(plain_runs)}; {projection(plain_run)}")
             print(f"exact     packed against unpacked: {agreement(run, plain_run)}")
             naive_s = naive(encoder, rows, cells, args.naive_rows)
             print(f"naive     {1 / naive_s:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
             plain = load_model(args.model, pretrained=args.pretrained, device=args.device, tree_packing=False)
-            floors = {"old": text_floor(plain, text_batches(plain, texts, args.batch_size)), **floors}
+            unpacked = text_batches(plain, texts, args.batch_size)
+        timed = {"old": [], "new": []}
+        for _ in range(args.repeat):
+            if not args.quick:
+                timed["old"].append(text_floor(plain, unpacked))
+            timed["new"].append(text_floor(encoder, packed))
+        floors = {name: middle(results) for name, results in timed.items() if results}
         for name, (seconds, computed, tokens) in floors.items():
+            rounds = f", median of {seconds_list(timed[name])} s" if args.repeat > 1 else ""
             print(f"floor {name} {n / (images_s + seconds):10.1f} pairs/s   forward only {images_s + seconds:.2f} s (images "
-                  f"{images_s:.2f} s, texts {seconds:.2f} s = {len(texts) / seconds:,.1f} texts/s); text tokens computed "
-                  f"{computed:,} = {computed / tokens:.3f} per token of the unique texts")
+                  f"{images_s:.2f} s, texts {seconds:.2f} s = {len(texts) / seconds:,.1f} texts/s{rounds}); text tokens "
+                  f"computed {computed:,} = {computed / tokens:.3f} per token of the unique texts")
         floor = n / (images_s + floors["new"][0])
         if not args.quick:
             (old_s, old_tokens, _), (new_s, new_tokens, _) = floors["old"], floors["new"]
-            text_s = {"packed": run.provenance.timing["texts_s"], "plain": plain_run.provenance.timing["texts_s"]}
+            text_s = {name: sorted(r.provenance.timing["texts_s"] for _, r in results)
+                      for name, results in (("packed", packed_runs), ("plain", plain_runs))}
+            text_s = {name: times[len(times) // 2] for name, times in text_s.items()}
+            each = ""
+            if args.repeat > 1:
+                each = "; each round " + " / ".join(
+                    f"{b.provenance.timing['texts_s'] / a.provenance.timing['texts_s']:.2f}x"
+                    for (_, a), (_, b) in zip(packed_runs, plain_runs))
             print(f"texts     tokens computed new/old floor = {new_tokens / old_tokens:.3f}; text phase old/new: floor "
                   f"{old_s / new_s:.2f}x, engine {text_s['plain'] / text_s['packed']:.2f}x ({text_s['plain']:.2f} s -> "
-                  f"{text_s['packed']:.2f} s)")
+                  f"{text_s['packed']:.2f} s{', medians' if args.repeat > 1 else ''}{each})")
             print(f"ratios    engine/naive = {n / engine_s * naive_s:.1f}x   engine/floor = {n / engine_s / floor:.2f}"
                   f"   (floor: the new one)")
         else:

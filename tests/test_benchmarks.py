@@ -16,7 +16,10 @@ def _run(script: str, *args: str) -> str:
 
 def test_bench_scoring_prints_engine_naive_floor_and_drift():
     out = _run("bench_scoring.py", "--model", "random:tiny-clip", "--rows", "60", "--naive-rows", "4",
-               "--num-workers", "0", "--device", "cpu", "--drift", "bf16")
+               "--num-workers", "0", "--device", "cpu", "--drift", "bf16", "--repeat", "2")
+    assert out.count("median of 2: ") == 2 and out.count("texts/s, median of ") == 2  # both engines, both floors
+    rounds = next(line for line in out.splitlines() if line.startswith("texts     ")).split("each round ")[1]
+    assert len(rounds.split(" / ")) == 2 and ", medians;" in out
     for label in ("engine", "naive", "floor old", "floor new", "unpacked", "ratios    engine/naive =", "drift     bf16",
                   "packing   on:", "would take", "floor new bf16:"):
         assert label in out

@@ -66,9 +66,9 @@ def test_score_refuses_a_disk_too_small_for_its_scores_before_loading_the_model(
 
 
 def test_score_meeting_a_full_disk_says_so_and_leaves_no_half_file(tmp_path, monkeypatch):
-    from lgip_metric.scoring import engine
+    from lgip_metric.scoring import score_files
 
-    monkeypatch.setattr(engine.pq, "write_table", full)
+    monkeypatch.setattr(score_files.pq, "write_table", full)
     outcome = score(tmp_path, "--cache-dir", "none")
     assert outcome.code != 0 and "Traceback" not in outcome.text
     assert "scores.parquet (No space left on device); free space there" in outcome.err

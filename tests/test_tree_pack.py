@@ -98,6 +98,44 @@ def test_packed_features_equal_the_plain_forward(encoder, layout):
         assert encoder.tree_batch([ids])["input_ids"].shape[1] == trie_size(ids) < sum(map(len, ids)) * 0.7
 
 
+def test_open_clip_runs_its_last_block_at_the_pooled_nodes_alone(encoder):
+    """open_clip's last block's MLP sees one row per text of a pack (its pooled node), the other blocks every
+    node; transformers CLIP layers all see every node."""
+    ids = encoder.tokenize(TEXTS)
+    batch = encoder.tree_batch([ids[:5], ids[5:]])
+    layers = encoder.text_tower.resblocks if encoder.backend == "open_clip" else encoder.text_tower.encoder.layers
+    rows = []
+    hooks = [layer.mlp.register_forward_hook(lambda module, args, out: rows.append(tuple(args[0].shape[:2])))
+             for layer in layers]
+    try:
+        encoder.encode_texts(batch)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    nodes = batch["input_ids"].shape[1]
+    last = (2, 5) if encoder.backend == "open_clip" else (2, nodes)  # 2 packs, at most 5 texts each
+    assert rows == [(2, nodes)] * (len(layers) - 1) + [last] and nodes > 5
+
+
+def test_open_clip_towers_of_custom_blocks_pack_and_run_their_last_block_whole():
+    """A tower of open_clip's CustomResidualAttentionBlock (qk_norm) packs exactly; its last block sees every node."""
+    text_cfg = {**open_clip.get_model_config("ViT-B-16")["text_cfg"], "qk_norm": True, "layers": 2, "width": 64, "heads": 2}
+    vision_cfg = {"image_size": 32, "layers": 1, "width": 64, "head_width": 32, "patch_size": 8}
+    encoder = load_model(ModelSpec("custom-blocks", "open_clip", "lgip-test-custom-blocks", random_weights=True,
+                                   config={"embed_dim": 32, "vision_cfg": vision_cfg, "text_cfg": text_cfg}), device="cpu")
+    assert type(encoder.text_tower.resblocks[-1]).__name__ == "CustomResidualAttentionBlock" and encoder.tree_packing
+    packs = [[0, 1, 2, 3, 4, 5], [6], [7, 8, 9]]
+    assert (packed_features(encoder, TEXTS, packs) - plain_features(encoder, TEXTS)).abs().max() <= 1e-5
+    rows = []
+    hook = encoder.text_tower.resblocks[-1].mlp.register_forward_hook(lambda m, args, out: rows.append(args[0].shape[:2]))
+    try:
+        batch = encoder.tree_batch([encoder.tokenize(TEXTS)])
+        encoder.encode_texts(batch)
+    finally:
+        hook.remove()
+    assert rows == [batch["input_ids"].shape]
+
+
 def test_siglip_is_never_packed(tmp_path):
     encoder = load_model(make_tiny_siglip(tmp_path / "siglip"), device="cpu")
     assert not encoder.tree_packing and not encoder.dynamic_padding
@@ -131,6 +169,7 @@ def test_tree_batch_lays_out_each_distinct_prefix_once_with_its_ancestors(texts)
     for prefix, node in node_of.items():  # and sees nothing else
         assert int(mask[node].sum()) == len(prefix)
     assert batch["pooled_index"].tolist() == [node_of[tuple(ids)] for ids in texts]
+    assert batch["pooled_nodes"].flatten()[batch["pooled_slot"]].equal(batch["pooled_index"])  # one pack: the same nodes
 
 
 def test_tree_batch_pads_packs_with_nodes_no_text_sees():
@@ -138,6 +177,7 @@ def test_tree_batch_pads_packs_with_nodes_no_text_sees():
     assert batch["input_ids"].tolist() == [[3, 1, 5, 2, 5], [3, 5, 0, 0, 0]]
     assert batch["position_ids"].tolist() == [[0, 1, 2, 2, 3], [0, 1, 0, 0, 0]]
     assert batch["pooled_index"].tolist() == [2, 4, 6]
+    assert batch["pooled_nodes"].tolist() == [[2, 4], [1, 1]] and batch["pooled_slot"].tolist() == [0, 1, 2]
     assert not batch["tree_mask"][1, :2, 2:].any() and batch["tree_mask"][1, 2:, 2:].equal(torch.eye(3, dtype=torch.bool))
 
 

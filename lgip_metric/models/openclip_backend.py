@@ -19,7 +19,7 @@ from PIL import Image
 
 from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
 from lgip_metric.models.registry import ModelSpec
-from lgip_metric.models.tree_pack import POOLS, additive_mask, is_tree_batch, pooled_rows
+from lgip_metric.models.tree_pack import POOLS, additive_mask, is_tree_batch, pooled_queries, pooled_rows
 
 
 class _PixelTransform:
@@ -244,13 +244,35 @@ def _causal_text_features(tower, text: torch.Tensor, pool: str, eos_id: int | No
 def _tree_text_features(tower, batch: Batch) -> torch.Tensor:
     """open_clip's causal text forward over tree-packed inputs: token embeddings plus the position table
     at each node's depth, the tower's blocks under the ancestor mask (additive, one per head: the blocks'
-    attention takes ``[packs * heads, nodes, nodes]``), the final norm (per token) at each text's pooled node."""
+    attention takes ``[packs * heads, nodes, nodes]``), the last of them at the pooled nodes alone
+    (:func:`_pooled_block`; other block types than ``ResidualAttentionBlock`` run whole), the final norm (per
+    token) at each text's pooled node."""
+    from open_clip.transformer import ResidualAttentionBlock
+
     cast_dtype = tower.transformer.get_cast_dtype()
     x = tower.token_embedding(batch["input_ids"]).to(cast_dtype)
     x = x + tower.positional_embedding[batch["position_ids"]].to(cast_dtype)
-    heads = tower.transformer.resblocks[0].attn.num_heads
-    x = tower.transformer(x, attn_mask=additive_mask(batch["tree_mask"], x.dtype).repeat_interleave(heads, 0))
-    return _projected(tower, tower.ln_final(pooled_rows(x, batch["pooled_index"])))
+    *blocks, last = tower.transformer.resblocks
+    heads = last.attn.num_heads
+    mask = additive_mask(batch["tree_mask"], x.dtype)
+    per_head = mask.repeat_interleave(heads, 0)
+    if type(last) is not ResidualAttentionBlock:  # qk_norm, scaled attention: open_clip's custom block
+        x = tower.transformer(x, attn_mask=per_head)
+        return _projected(tower, tower.ln_final(pooled_rows(x, batch["pooled_index"])))
+    for block in blocks:
+        x = block(x, attn_mask=per_head)
+    x = _pooled_block(last, x, *pooled_queries(x, mask, batch["pooled_nodes"]), heads)
+    return _projected(tower, tower.ln_final(pooled_rows(x, batch["pooled_slot"])))
+
+
+def _pooled_block(block, x: torch.Tensor, queries: torch.Tensor, query_mask: torch.Tensor, heads: int) -> torch.Tensor:
+    """An open_clip ``ResidualAttentionBlock`` whose output is needed only at ``queries`` (rows of ``x``, the
+    block's input): their attention over every node of ``x`` under ``query_mask`` and their MLP, the block's
+    own modules and weights (a text's pooled feature reads the last block at its pooled node alone)."""
+    keys = block.ln_1(x)
+    queries = queries + block.ls_1(block.attention(q_x=block.ln_1(queries), k_x=keys, v_x=keys,
+                                                   attn_mask=query_mask.repeat_interleave(heads, 0)))
+    return queries + block.ls_2(block.mlp(block.ln_2(queries)))
 
 
 def _projected(tower, pooled: torch.Tensor) -> torch.Tensor:

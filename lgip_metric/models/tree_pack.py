@@ -64,16 +64,21 @@ def trie_size(texts: Sequence[Sequence[int]]) -> int:
 def tree_batch(packs: Sequence[Sequence[Sequence[int]]], pool: str, eos_id: int | None) -> dict[str, torch.Tensor]:
     """Model inputs of ``packs`` (each a list of token-id lists): ``input_ids`` and ``position_ids``
     ``[packs, nodes]``, ``tree_mask`` ``[packs, nodes, nodes]`` (True: the query node may attend the
-    key node, its ancestor or itself) and ``pooled_index``: per text, in pack order, the flat index
-    (``pack * nodes + node``) of its pooled token's node. Nodes after a text's pooled token are left
-    out: a causal tower's pooled feature never sees them."""
+    key node, its ancestor or itself), ``pooled_index``: per text, in pack order, the flat index
+    (``pack * nodes + node``) of its pooled token's node, and for a last layer run at the pooled nodes
+    alone (:func:`pooled_queries`) ``pooled_nodes`` ``[packs, most texts]`` (each pack's pooled nodes, in
+    text order, padded with its last one) and ``pooled_slot``: per text, its flat index
+    (``pack * most texts + k``) in them. Nodes after a text's pooled token are left out: a causal tower's
+    pooled feature never sees them."""
     tries = [_trie(pack, [pooled_position(ids, pool, eos_id) for ids in pack]) for pack in packs]
     width = max(len(tokens) for tokens, *_ in tries)
     input_ids = np.zeros((len(packs), width), np.int64)
     positions = np.zeros((len(packs), width), np.int64)
     mask = np.zeros((len(packs), width, width), bool)
     mask[:, np.arange(width), np.arange(width)] = True  # every node (padding included) sees itself
-    pooled = []
+    most = max(len(pack) for pack in packs)
+    pooled_nodes = np.zeros((len(packs), most), np.int64)
+    pooled, slots = [], []
     for p, (tokens, depths, parents, ends) in enumerate(tries):
         input_ids[p, : len(tokens)] = tokens
         positions[p, : len(tokens)] = depths
@@ -81,8 +86,11 @@ def tree_batch(packs: Sequence[Sequence[Sequence[int]]], pool: str, eos_id: int 
             if parent >= 0:  # a node's ancestors are its parent's ancestors and the parent itself
                 mask[p, node, :node] = mask[p, parent, :node]
         pooled.extend(p * width + end for end in ends)
+        pooled_nodes[p] = ends + ends[-1:] * (most - len(ends))
+        slots.extend(range(p * most, p * most + len(ends)))
     return {"input_ids": torch.from_numpy(input_ids), "position_ids": torch.from_numpy(positions),
-            "tree_mask": torch.from_numpy(mask), "pooled_index": torch.tensor(pooled, dtype=torch.long)}
+            "tree_mask": torch.from_numpy(mask), "pooled_index": torch.tensor(pooled, dtype=torch.long),
+            "pooled_nodes": torch.from_numpy(pooled_nodes), "pooled_slot": torch.tensor(slots, dtype=torch.long)}
 
 
 def is_tree_batch(batch: dict[str, torch.Tensor]) -> bool:
@@ -96,6 +104,16 @@ def additive_mask(tree_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(tree_mask.shape, dtype=dtype, device=tree_mask.device).masked_fill_(~tree_mask, float("-inf"))
 
 
-def pooled_rows(hidden: torch.Tensor, pooled_index: torch.Tensor) -> torch.Tensor:
-    """The hidden states ``[packs, nodes, width]`` at each text's pooled node, in text order."""
-    return hidden.reshape(-1, hidden.shape[-1])[pooled_index]
+def pooled_rows(hidden: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """The hidden states ``[packs, rows, width]`` at flat row indices, in text order: ``pooled_index`` over all
+    nodes, or ``pooled_slot`` over the :func:`pooled_queries`."""
+    return hidden.reshape(-1, hidden.shape[-1])[index]
+
+
+def pooled_queries(hidden: torch.Tensor, mask: torch.Tensor, pooled_nodes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The hidden states ``[packs, nodes, width]`` and the rows of the additive ``mask`` ``[packs, nodes, nodes]``
+    at each pack's ``pooled_nodes`` ``[packs, most texts]``: the queries of a last layer whose output is read
+    only there (every node stays a key)."""
+    return (torch.take_along_dim(hidden, pooled_nodes[..., None], dim=1),
+            torch.take_along_dim(mask, pooled_nodes[..., None], dim=1))
+

@@ -23,26 +23,23 @@ from the C heap (:mod:`lgip_metric.scoring.heap`).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
 
 import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 from tqdm.auto import tqdm
 
 from lgip_dataset import hub_io, schema
-from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space
+from lgip_dataset.atomic import atomic_write_text, check_free_space
 from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
@@ -53,6 +50,7 @@ from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
 from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, long_pairs, read_alike,
                                               read_groups, read_rows, split_validated, unique_texts, validated_rows)
 from lgip_metric.scoring.join import Behind, ScoreJoin
+from lgip_metric.scoring.score_files import write_table, writing
 from lgip_metric.scoring.texts import batch_inputs, plan_batches
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
@@ -236,15 +234,15 @@ class _Job:
             table, dropped, counts["validated"] = split_validated(table, kept[keep])
             counts["scored_rows"] = table.num_rows
         digests = {}
-        written, digests["scores"] = _write_table(table, scores_path, schema.SCORE_COLUMNS)
+        written, digests["scores"] = write_table(table, scores_path, schema.SCORE_COLUMNS)
         groups_written = None
         if groups_path is not None:
-            groups_written, digests["groups"] = _write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
+            groups_written, digests["groups"] = write_table(group_table, groups_path, schema.GROUP_SCORE_COLUMNS)
         else:  # a folder reused for a dataset without groups keeps no stale group scores
             (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
         self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
         provenance = self._provenance(encoder, cache, counts, digests)
-        with _writing(provenance_path):
+        with writing(provenance_path):
             atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written, dropped=dropped)
@@ -412,39 +410,3 @@ class _Job:
 
 def _embed_dim(encoder: Encoder) -> int:
     return int(encoder.encode_texts(encoder.text_batch(encoder.tokenize(["a"]))).shape[1])
-
-
-class _HashingFile:
-    """A binary file that hashes (SHA-256) every byte written to it on the way."""
-
-    def __init__(self, handle):
-        self.handle, self.digest = handle, hashlib.sha256()
-
-    def write(self, data) -> int:
-        self.digest.update(data)
-        return self.handle.write(data)
-
-    def __getattr__(self, name):
-        return getattr(self.handle, name)
-
-
-def _write_table(table: pa.Table, path: Path, columns) -> tuple[pa.Table, str]:
-    """Write ``columns`` of a score table as parquet atomically; return them (what reading the file
-    gives) and the file's SHA-256, hashed from the bytes as they are written (the file is never read
-    back, nor held whole in memory)."""
-    table = table.select(list(columns))
-    with _writing(path), atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        sink = _HashingFile(handle)
-        pq.write_table(table, sink)
-    return table, sink.digest.hexdigest()
-
-
-@contextmanager
-def _writing(path: Path) -> Iterator[None]:
-    """Turn a failed write of the output ``path`` (a full disk; the half-written file is gone: atomic_path)
-    into a message that says what to do."""
-    try:
-        yield
-    except OSError as err:
-        raise LGIPError(f"cannot write {path} ({err.strerror or err}); free space there or choose another --out, then "
-                        "run again (embeddings cached so far are reused unless --cache-dir none)") from None
