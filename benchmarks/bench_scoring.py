@@ -257,9 +257,8 @@ def main() -> None:
         floor = n / (images_s + floors["new"][0])
         if not args.quick:
             (old_s, old_tokens, _), (new_s, new_tokens, _) = floors["old"], floors["new"]
-            text_s = {name: sorted(r.provenance.timing["texts_s"] for _, r in results)
+            text_s = {name: middle([(r.provenance.timing["texts_s"],) for _, r in results])[0]
                       for name, results in (("packed", packed_runs), ("plain", plain_runs))}
-            text_s = {name: times[len(times) // 2] for name, times in text_s.items()}
             each = ""
             if args.repeat > 1:
                 each = "; each round " + " / ".join(

@@ -98,12 +98,8 @@ def test_packed_features_equal_the_plain_forward(encoder, layout):
         assert encoder.tree_batch([ids])["input_ids"].shape[1] == trie_size(ids) < sum(map(len, ids)) * 0.7
 
 
-def test_open_clip_runs_its_last_block_at_the_pooled_nodes_alone(encoder):
-    """open_clip's last block's MLP sees one row per text of a pack (its pooled node), the other blocks every
-    node; transformers CLIP layers all see every node."""
-    ids = encoder.tokenize(TEXTS)
-    batch = encoder.tree_batch([ids[:5], ids[5:]])
-    layers = encoder.text_tower.resblocks if encoder.backend == "open_clip" else encoder.text_tower.encoder.layers
+def mlp_rows(encoder, layers, batch) -> list[tuple[int, int]]:
+    """The ``(packs, rows)`` each of ``layers``' MLP sees while ``encoder`` encodes ``batch``."""
     rows = []
     hooks = [layer.mlp.register_forward_hook(lambda module, args, out: rows.append(tuple(args[0].shape[:2])))
              for layer in layers]
@@ -112,6 +108,16 @@ def test_open_clip_runs_its_last_block_at_the_pooled_nodes_alone(encoder):
     finally:
         for hook in hooks:
             hook.remove()
+    return rows
+
+
+def test_open_clip_runs_its_last_block_at_the_pooled_nodes_alone(encoder):
+    """open_clip's last block's MLP sees one row per text of a pack (its pooled node), the other blocks every
+    node; transformers CLIP layers all see every node."""
+    ids = encoder.tokenize(TEXTS)
+    batch = encoder.tree_batch([ids[:5], ids[5:]])
+    layers = encoder.text_tower.resblocks if encoder.backend == "open_clip" else encoder.text_tower.encoder.layers
+    rows = mlp_rows(encoder, layers, batch)
     nodes = batch["input_ids"].shape[1]
     last = (2, 5) if encoder.backend == "open_clip" else (2, nodes)  # 2 packs, at most 5 texts each
     assert rows == [(2, nodes)] * (len(layers) - 1) + [last] and nodes > 5
@@ -126,14 +132,8 @@ def test_open_clip_towers_of_custom_blocks_pack_and_run_their_last_block_whole()
     assert type(encoder.text_tower.resblocks[-1]).__name__ == "CustomResidualAttentionBlock" and encoder.tree_packing
     packs = [[0, 1, 2, 3, 4, 5], [6], [7, 8, 9]]
     assert (packed_features(encoder, TEXTS, packs) - plain_features(encoder, TEXTS)).abs().max() <= 1e-5
-    rows = []
-    hook = encoder.text_tower.resblocks[-1].mlp.register_forward_hook(lambda m, args, out: rows.append(args[0].shape[:2]))
-    try:
-        batch = encoder.tree_batch([encoder.tokenize(TEXTS)])
-        encoder.encode_texts(batch)
-    finally:
-        hook.remove()
-    assert rows == [batch["input_ids"].shape]
+    batch = encoder.tree_batch([encoder.tokenize(TEXTS)])
+    assert mlp_rows(encoder, encoder.text_tower.resblocks[-1:], batch) == [tuple(batch["input_ids"].shape)]
 
 
 def test_siglip_is_never_packed(tmp_path):
