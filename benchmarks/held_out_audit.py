@@ -1,10 +1,11 @@
 """The hard flips judged by instruments no build uses, at several sizes: the held-out figures of the card.
 
-Builds the default ``core,hard`` set from nested val2017 subsets (``--sizes``, in captions), all of val2017,
-and val2017 plus the Karpathy test images not in val2017, each at ``--seed``; audits each with
-:func:`lgip_metric.audit.audit` (word, character and naive Bayes learners on fresh image partitions, a
-trigram LM on other images' captions, and for the val2017 sets one trained on the Karpathy test captions of
-the images outside them); records each build's wall and CPU time and peak memory. Writes a JSON record and
+Builds the default ``core,hard`` set from nested val2017 subsets (``--sizes``, in captions), all of val2017 (where
+the rules were tuned), the Karpathy test images not in val2017 (captions no rule was tuned on) and val2017 plus
+those, each at ``--seed``; audits each with
+:func:`lgip_metric.audit.audit` (word, character, naive Bayes and context learners on fresh image partitions,
+context typicality and a trigram LM on other images' captions, and for the val2017 sets both from the Karpathy
+test captions of the images outside them, for the Karpathy-only set from the val2017 captions); records each build's wall and CPU time and peak memory. Writes a JSON record and
 a markdown table (``--out``, without suffix)::
 
     python benchmarks/held_out_audit.py --annotations ../shared/coco/annotations --out docs/held_out_audit
@@ -28,11 +29,14 @@ VAL2017, KARPATHY = "captions_val2017.json", "coco_karpathy_test.json"
 TYPES = ("hard_object", "hard_color", "hard_count")
 
 
-def merged_captions(annotations: Path, out: Path) -> Path:
-    """val2017 plus the Karpathy test images not in val2017, as one official-format captions file."""
+def merged_captions(annotations: Path, out: Path, with_val: bool = True) -> Path:
+    """val2017 plus the Karpathy test images not in val2017 (``with_val=False``: those images alone, captions no
+    rule was tuned on), as one official-format captions file."""
     val = json.loads((annotations / VAL2017).read_text())
     known = {image["id"] for image in val["images"]}
     next_id = max(a["id"] for a in val["annotations"]) + 1
+    if not with_val:
+        val = {**val, "images": [], "annotations": []}
     added = set()
     for entry in json.loads((annotations / KARPATHY).read_text()):
         image_id = int(re.search(r"(\d+)\.jpg$", entry["image"]).group(1))
@@ -44,7 +48,7 @@ def merged_captions(annotations: Path, out: Path) -> Path:
         for caption in entry["caption"] if isinstance(entry["caption"], list) else [entry["caption"]]:
             val["annotations"].append({"id": next_id, "image_id": image_id, "caption": caption})
             next_id += 1
-    path = out / "captions_val2017_karpathy_test.json"
+    path = out / ("captions_val2017_karpathy_test.json" if with_val else "captions_karpathy_test_not_val2017.json")
     path.write_text(json.dumps(val))
     return path
 
@@ -75,7 +79,7 @@ def audited(folder: Path, corpus_file: Path | None, seed: int) -> dict:
     corpus = (audit.corpus_captions(corpus_file, rows["image_id"].unique(), source.frame["caption"].unique())
               if corpus_file else None)
     result = audit.audit(source.frame, types=list(TYPES), seed=seed, corpus=corpus, bootstrap=200)
-    keep = ("pairs", "images", "learners", "trigram", "corpus_trigram", "bigram")
+    keep = ("pairs", "images", "learners", "typicality", "corpus_typicality", "trigram", "corpus_trigram", "bigram")
     figures = {name: {k: v for k, v in entry.items() if k in keep}
                for name, entry in [*result["blocks"].items(), *result["per_type"].items()]}
     return {"figures": figures, "in_sample": source.in_sample, "corpus": result["settings"].get("corpus")}
@@ -94,14 +98,23 @@ def provenance() -> dict:
             "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_version()}"}
 
 
+def _spread_cell(figure: dict | None) -> str:
+    """A held-out figure's mean with its range over the partitions ("—" where absent or not measurable)."""
+    if not figure or figure.get("accuracy") is None:
+        return "—"
+    return f"{figure['accuracy']:.3f} ({figure['range'][0]:.3f}–{figure['range'][1]:.3f})"
+
+
 def markdown(records: list[dict]) -> str:
     """One row per (set, block or type): pairs, the learners' mean and range, the LMs' PR, the in-sample figure."""
-    lines = ["| set | captions | type | flips | word | char | nb | trigram, other folds | trigram, corpus | "
-             "in-sample: build's learner |", "|---|---:|---|---:|---|---|---|---|---|---|"]
+    lines = ["| set | captions | type | flips | word | char | nb | context | typicality, other folds | typicality, corpus "
+             "| trigram, other folds | trigram, corpus | in-sample: build's learner |",
+             "|---|---:|---|---:|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         for name, f in r["audit"]["figures"].items():
-            cells = [f"{f['learners'][k]['accuracy']:.3f} ({f['learners'][k]['range'][0]:.3f}–"
-                     f"{f['learners'][k]['range'][1]:.3f})" for k in ("word", "char", "nb")]
+            cells = [_spread_cell(f["learners"].get(k)) for k in ("word", "char", "nb", "context")]
+            cells += [_spread_cell(f.get("typicality")),
+                      f"{f['corpus_typicality']['accuracy']:.3f}" if f.get("corpus_typicality") else "—"]
             lm = [f"{f[k]['PR']:.3f}" if f.get(k) else "—" for k in ("trigram", "corpus_trigram")]
             own = r["audit"]["in_sample"].get(name)
             own_cell = f"{own['accuracy']:.3f}" if own else "—"
@@ -129,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         plan = [(f"val2017 subset, seed {seeds[0]}", val, seeds[0], int(size) // 5, val.parent / KARPATHY)
                 for size in args.sizes.split(",") if size]
         plan += [(f"val2017, seed {seed}", val, seed, None, val.parent / KARPATHY) for seed in seeds]
+        plan.append((f"Karpathy test images not in val2017, seed {seeds[0]}", merged_captions(args.annotations, tmp, False),
+                     seeds[0], None, val))
         if not args.no_merged:
             plan.append((f"val2017 + Karpathy test, seed {seeds[0]}", merged_captions(args.annotations, tmp), seeds[0],
                          None, None))
@@ -137,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             out = (args.keep / f"build-{k}") if args.keep else tmp / "build"
             timing = timed_build(captions, out, seed, images, args.workers)
             info = json.loads((out / "lgip_build.json").read_text())
-            record = {"set": name, "captions": info["counts"]["captions"], "images": info["counts"]["images"],
+            record = {"set": name, "rules_tuned_on_it": captions == val,
+                      "captions": info["counts"]["captions"], "images": info["counts"]["images"],
                       "seed": seed, "build": timing, "audit": audited(out, corpus, seed=0)}
             records.append(record)
             print(f"{name}: {record['captions']:,} captions, build {timing['wall_s']} s wall / {timing['cpu_s']} s CPU, "

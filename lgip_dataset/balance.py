@@ -117,6 +117,8 @@ class _Blocks:
         self.lm_sign = np.sign(np.concatenate([p.lm_delta for p in self.programs])) if self.programs else np.zeros(0)
         self.trigram_sign = (np.sign(np.concatenate([p.trigram_delta for p in self.programs])) if self.programs
                              else np.zeros(0))  # NaN where the family records no trigram figure
+        self.typicality_sign = (np.sign(np.concatenate([p.typicality for p in self.programs])) if self.programs
+                                else np.zeros(0))  # NaN where the type is not balanced on it
         self.type_names, self.type_index = np.unique(self.types.astype(str), return_inverse=True)
         ends = np.cumsum([len(p) for p in self.programs])
         self.spans = list(zip(np.r_[0, ends[:-1]].astype(int), ends.astype(int)))
@@ -243,6 +245,8 @@ def _figures(problem: _Blocks, chosen: np.ndarray, allowed: np.ndarray, audit: t
             "lm_prefers_flip": int((problem.lm_sign[picked] > 0).sum()),
             "trigram_prefers_caption": int((problem.trigram_sign[picked] < 0).sum()),
             "trigram_prefers_flip": int((problem.trigram_sign[picked] > 0).sum()),
+            "typicality_prefers_caption": int((problem.typicality_sign[picked] < 0).sum()),
+            "typicality_prefers_flip": int((problem.typicality_sign[picked] > 0).sum()),
             "trigram_offsets": [round(p.trigram_offsets[type_], 4) for p in problem.programs if type_ in p.trigram_offsets],
             **_learner_figures(problem, chosen & of_type, *audit),
         }
@@ -257,7 +261,8 @@ def describe() -> dict:
                     "random target (the net count of a fair coin per image; for the types whose flips move several words "
                     "together, one coin per image for all their cells), missed only at a cost; as many flips the "
                     "bigram LM, and the trigram LM where the family records it (the hard types), finds likelier than "
-                    "their caption as the reverse within each band of its strength; worth: "
+                    "their caption as the reverse within each band of its strength, and as many flips whose caption typicality "
+                    "(the build's other statistics fold) is above the type's offset as below it; worth: "
                     "each image and each (image, type) with a flip, then each flip (less a cost per tier and per unit of "
                     "cross-fitted learner margin); then adversarial rounds: word learners on random partitions of the "
                     "images (joined where they share a caption text) of the build's own stream score every candidate, and while a type's mean held-out accuracy is above the "

@@ -2,7 +2,8 @@
 
 A build chooses its hard flips against its own instruments, so the figures it can report itself are in-sample.
 How far text alone goes on the hard flips is measured apart, on instruments no build uses, by
-``benchmarks/held_out_audit.py`` (val2017 subsets, val2017 at two seeds, val2017 + Karpathy test), with the
+``benchmarks/held_out_audit.py`` (val2017 subsets and val2017, where the rules were tuned; the Karpathy test images
+not in val2017 and val2017 + those, captions no rule was tuned on), with the
 verdicts of blind judges on a sealed draw; ``reference/held_out_audit.json`` holds those figures with what they
 were measured with, and :func:`card_section` shows them in every card of a build of the same hard families.
 """
@@ -24,8 +25,17 @@ def load() -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+LEARNERS = ("word", "char", "nb", "context")
+
+
 def _learners(figures: dict) -> str:
-    return " / ".join(f"{figures['learners'][k]['accuracy']:.3f}" for k in ("word", "char", "nb"))
+    return " / ".join(f"{figures['learners'][k]['accuracy']:.3f}" if k in figures["learners"] else "—" for k in LEARNERS)
+
+
+def _typicality(figures: dict) -> str:
+    """Context typicality from a corpus of other images / from the build's other folds."""
+    corpus, folds = figures.get("corpus_typicality"), figures.get("typicality")
+    return " / ".join(f"{f['accuracy']:.3f}" if f and f.get("accuracy") is not None else "—" for f in (corpus, folds))
 
 
 def _lm(figures: dict, key: str) -> str:
@@ -34,16 +44,21 @@ def _lm(figures: dict, key: str) -> str:
 
 def table(reference: dict) -> str:
     """One row per reference set: captions, the hard set's and each type's held-out learners, the trigrams' PR."""
-    rows = ["| set | captions | hard flips: word / char / nb | " + " | ".join(f"{t}: word / char / nb" for t in TYPES)
+    names = " / ".join(LEARNERS)
+    rows = [f"| set | captions | hard flips: {names} | " + " | ".join(f"{t}: {names}" for t in TYPES)
+            + " | context typicality, corpus / other folds: hard flips | " + " | ".join(TYPES)
             + " | trigram PR, corpus of other images / other folds | corpus trigram PR: " + " / ".join(TYPES)
             + " | in-sample: the build's word learner |",
-            "|---|---:|---|" + "---|" * len(TYPES) + "---|---|---|"]
+            "|---|---:|---|" + "---|" * len(TYPES) + "---|" + "---|" * len(TYPES) + "---|---|---|"]
     for record in reference["records"]:
         figures = record["audit"]["figures"]
         hard = figures[HARD_BLOCK]
         own = record["audit"]["in_sample"].get(HARD_BLOCK)
-        rows.append(f"| {record['set']} | {record['captions']:,} | {_learners(hard)} | "
+        tuned = record.get("rules_tuned_on_it")
+        label = record["set"] + ("" if tuned is None else " (rules tuned on it)" if tuned else " (held out: no rule tuned on it)")
+        rows.append(f"| {label} | {record['captions']:,} | {_learners(hard)} | "
                     + " | ".join(_learners(figures[t]) for t in TYPES if t in figures)
+                    + f" | {_typicality(hard)} | " + " | ".join(_typicality(figures[t]) for t in TYPES if t in figures)
                     + f" | {_lm(hard, 'corpus_trigram')} / {_lm(hard, 'trigram')} | "
                     + " / ".join(_lm(figures[t], "corpus_trigram") for t in TYPES if t in figures) + " | "
                     + (f"{own['accuracy']:.3f} |" if own else "— |"))
@@ -69,9 +84,11 @@ def card_section(info: dict) -> str | None:
         f"linguistically invalid, {judged['shares']['absurd']:.1%} absurd, {judged['shares']['not a contradiction']:.1%} "
         "not a contradiction (majority label).")
     return ("## Held out: how far text alone goes on instruments the build never used\n\n"
-            "The headline figures for the hard flips. Learners of two classes (word and character logistic "
-            "regressions, naive Bayes on word 1-2-grams), each the mean over 5 random image partitions drawn at "
-            "audit time, and trigram LMs trained on the captions of other images (of a corpus outside the build, "
+            "The headline figures for the hard flips. Learners of two classes (word, character and context logistic "
+            "regressions, naive Bayes on word 1-2-grams; the context learner pairs each changed word with each word both "
+            "texts share), each the mean over 5 random image partitions drawn at audit time; context typicality (the "
+            "share of flips whose caption's own words co-occur more typically with the words both texts share, in "
+            "whole captions of other images); and trigram LMs trained on the captions of other images (of a corpus outside the build, "
             "each row scored by the half of it no build counts for that row, and of the build's other folds); 0.5 "
             "is chance and a figure "
             f"below it is an artifact too. Measured on the reference builds (hard families "

@@ -11,6 +11,7 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -35,6 +36,8 @@ from lgip_dataset.judging import LabelStores, default_stores, validated_mask
 from lgip_dataset.locks import FolderBusy, lock_folder
 from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
+from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.families.colors import person_color_words
 from lgip_dataset.perturb.families.hard import POOLS, hard_flip_provenance
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.plausibility import FoldedCounts, count_captions, image_fold, shipped_counts, shipped_image_ids
@@ -49,6 +52,8 @@ CAPTIONS_PER_TASK = 100  # a worker's task in the perturbing passes
 COUNTED_PER_TASK = 1000  # a worker's task in the plausibility counts
 _KEY_FILE = "build_key.json"
 CONVERTED = "image stored as its 8-bit rendering (lgip_dataset.images.rendered)"
+PERSON_COLOR = "colour word describing a person"  # a site no family flips (colors.person_color_words)
+COLOR_FAMILIES = ("color", "hard_color", "binding")  # the families that write colour words
 
 
 @dataclass
@@ -163,13 +168,14 @@ def _write_staging(staging: Path, config: BuildConfig, captions_sha256: str, per
         extra, records = statistics_captions(statistics, {e.image_id for e in selected} | shipped_image_ids())
         own = [(e.image_id, c.text, False) for e in selected for c in e.captions]  # no trigram (count_captions)
         perturber.plausibility = _build_counts([*own, *((i, text, True) for i, text in extra)], progress, workers)
+    not_flipped = SkipLog() if any(name in COLOR_FAMILIES for name in perturber.families) else None
     counts, balance_report, judged = _write_text_shards(staging, selected, perturber, config.seed, progress,
-                                                        imported, workers, labels)
+                                                        imported, workers, labels, not_flipped)
     if config.groups:
         counts["groups"] = _write_groups(staging, selected, config.seed)
     counts["skipped"] = skips.total
     info = _build_info(config, captions_sha256, perturber.families, counts, skips, cleaned, records, balance_report,
-                       judged)
+                       judged, not_flipped)
     atomic_write_text(staging / BUILD_INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
     write_card(staging, info, selected if config.images is not None else None, config)
     (staging / _KEY_FILE).unlink()
@@ -346,19 +352,24 @@ def _build_counts(captions: list[tuple[object, str]], progress: bool, workers: i
 
 def _write_text_shards(
     staging: Path, selected: list[ImageEntry], perturber: Perturber, seed: int, progress: bool,
-    imported: dict[str, list[Variant]], workers: int, labels: LabelStores,
+    imported: dict[str, list[Variant]], workers: int, labels: LabelStores, not_flipped: SkipLog | None = None,
 ) -> tuple[dict, dict | None, dict]:
     """Perturb every caption (the hard flips chosen across the build), add its ``imported`` flips, and write
     the ``captions`` and flat ``pairs`` configs, each flip with the labels ``labels`` hold of it (and, when any
     flip has labels, the ``validated`` config); return the counts, the hard flips' balance figures and what the
-    labels gave (:meth:`LabelStores.apply`)."""
+    labels gave (:meth:`LabelStores.apply`). ``not_flipped`` (given when colours are flipped) counts the colour
+    words left as they are because they describe a person."""
     captions = {name: [] for name in schema.CAPTION_FEATURES}
     pairs = {name: [] for name in schema.PAIR_FEATURES}
     figures = {name: [] for name in schema.PLAUSIBILITY_FEATURES}
     counts = Counter()
     todo = [(entry.image_id, caption) for entry in selected for caption in entry.captions]
     rows, balance_report = _perturbed(todo, perturber, seed, progress, imported, workers)
-    for (image_id, caption), (paraphrases, flips, figure_rows) in zip(todo, rows):
+    if not_flipped is not None:
+        not_flipped.counts[PERSON_COLOR] += 0  # counted, even when there are none
+    for (image_id, caption), (paraphrases, flips, figure_rows, persons) in zip(todo, rows):
+        if persons and not_flipped is not None:
+            not_flipped.add(PERSON_COLOR, caption.caption_id, f"{', '.join(persons)} in {caption.text!r}", len(persons))
         for row in figure_rows:
             for name, value in row.items():
                 figures[name].append(value)
@@ -430,14 +441,17 @@ def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int,
         hard = balance.choose(sites, seed=seed)  # while the workers perturb
         results = [result for part in parts for result in part]
     bar.close()
-    return [_result_rows(image_id, caption, perturber.with_hard_flips(result, hard.flips.get(caption.caption_id, {})),
-                         imported) for (image_id, caption), result in zip(todo, results)], hard.report
+    return [(*_result_rows(image_id, caption, perturber.with_hard_flips(result, hard.flips.get(caption.caption_id, {})),
+                           imported), persons)
+            for (image_id, caption), (result, persons) in zip(todo, results)], hard.report
 
 
 def _unpooled(todo: list[tuple[int, Caption]], job: tuple[Perturber, int]) -> list:
-    """:meth:`Perturber.perturb_without_pools` of each (image id, caption) of ``todo``; ``job`` is (perturber, seed)."""
+    """:meth:`Perturber.perturb_without_pools` of each (image id, caption) of ``todo`` with its :func:`_person_colors`;
+    ``job`` is (perturber, seed)."""
     perturber, seed = job
-    return [perturber.perturb_without_pools(caption.text, seed=seed, image_id=image_id) for image_id, caption in todo]
+    return [(perturber.perturb_without_pools(caption.text, seed=seed, image_id=image_id),
+             _person_colors(perturber, caption.text)) for image_id, caption in todo]
 
 
 def _rows(todo: list[tuple[int, Caption]], job: tuple, flips: dict | None, progress: bool, workers: int) -> list[tuple]:
@@ -449,13 +463,24 @@ def _rows(todo: list[tuple[int, Caption]], job: tuple, flips: dict | None, progr
     return rows
 
 
-def _caption_rows(todo: list[tuple[int, Caption]], job: tuple) -> list[tuple[list[dict], list[dict], list[dict]]]:
-    """Per (image id, caption) of ``todo``: its rows (:func:`_result_rows`); ``job`` is (perturber, seed,
-    imported flips, chosen hard flips per caption id or None to let the perturber choose)."""
+def _caption_rows(todo: list[tuple[int, Caption]], job: tuple) -> list[tuple[list[dict], list[dict], list[dict], list]]:
+    """Per (image id, caption) of ``todo``: its rows (:func:`_result_rows`) and :func:`_person_colors`; ``job`` is
+    (perturber, seed, imported flips, chosen hard flips per caption id or None to let the perturber choose)."""
     perturber, seed, imported, flips = job
-    return [_result_rows(image_id, caption, perturber.perturb(caption.text, seed=seed, image_id=image_id,
-                                                              hard_flips=None if flips is None else flips.get(caption.caption_id, {})),
-                         imported) for image_id, caption in todo]
+    return [(*_result_rows(image_id, caption, perturber.perturb(caption.text, seed=seed, image_id=image_id,
+                                                                hard_flips=None if flips is None else flips.get(caption.caption_id, {})),
+                           imported), _person_colors(perturber, caption.text)) for image_id, caption in todo]
+
+
+def _person_colors(perturber: Perturber, text: str) -> list[str]:
+    """The colour words of caption ``text`` that describe a person (:func:`colors.person_color_words`), which
+    no family flips; none when ``perturber`` builds no family that writes colours, or the caption has no colour word."""
+    lex = perturber.lexicon
+    if not any(name in COLOR_FAMILIES for name in perturber.families) \
+            or lex.color_group.keys().isdisjoint(re.findall(r"[^\W_]+", text.lower())):
+        return []
+    ctx = CaptionContext(text, lex)
+    return [ctx.tokens[i].text for i in person_color_words(ctx)]
 
 
 def _result_rows(image_id: int, caption: Caption, result, imported: dict[str, list[Variant]]) -> tuple:
@@ -533,7 +558,7 @@ def _write_parquet(path: Path, columns: dict[str, list], features: datasets.Feat
 
 def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, ...], counts: dict,
                 skips: SkipLog, cleaned: SkipLog, statistics: list[dict] | None, balance_report: dict | None,
-                judged: dict) -> dict:
+                judged: dict, not_flipped: SkipLog | None = None) -> dict:
     from lgip_dataset import __version__
 
     return {
@@ -560,6 +585,7 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "judged": judged,
         "skips": skips.as_dict(),
         "cleaned": cleaned.as_dict(),
+        **({"sites_not_flipped": not_flipped.as_dict()} if not_flipped is not None else {}),
         "libraries": {"datasets": datasets.__version__, "pyarrow": __import__("pyarrow").__version__},
     }
 

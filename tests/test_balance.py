@@ -18,12 +18,14 @@ VOCABULARY = ("dog", "cat", "horse", "sheep", "cow", "bear")
 
 
 def _site(caption_id: str, image_id: int, original: str, replacements: list[str], type_: str = "hard_object",
-          deltas: list[float] | None = None, trigram: list[float] | None = None) -> balance.Site:
+          deltas: list[float] | None = None, trigram: list[float] | None = None,
+          typicality: list[float] | None = None) -> balance.Site:
     caption = f"A {original} is standing in the field."
     candidates = tuple(
         Variant(caption.replace(original, r, 1), "flip", type_, original, r, (2, 2 + len(original)),
                 plausibility={"tier": 0, "lm_delta": (deltas or [0.0] * len(replacements))[k],
-                              **({"trigram_delta": trigram[k]} if trigram else {})})
+                              **({"trigram_delta": trigram[k]} if trigram else {}),
+                              **({"typicality": typicality[k]} if typicality else {})})
         for k, r in enumerate(replacements))
     return balance.Site(caption_id, image_id, caption, type_, candidates)
 
@@ -102,6 +104,23 @@ def test_the_trigram_language_model_is_balanced_both_ways_where_the_family_recor
     untold = [_site(s.caption_id, s.image_id, s.candidates[0].original, [s.candidates[0].replacement])
               for s in sites]
     assert balance.choose(untold, seed=0).report["per_type"]["hard_object"]["flips"] == 30
+
+
+def test_the_caption_typicality_is_balanced_both_ways_past_the_types_offset(monkeypatch):
+    """Flips whose caption reads more typical of the original than of the replacement are held as many as the
+    reverse, counted from the type's offset: a flip just above 0 but under the offset reads as less typical."""
+    sites = [_site(f"c{i}", i, "dog", ["cat"], typicality=[-2.0]) for i in range(12)]
+    sites += [_site(f"d{i}", 50 + i, "cat", ["dog"], typicality=[-2.0]) for i in range(12)]
+    sites += [_site(f"e{i}", 80 + i, "horse", ["cow"], typicality=[2.0]) for i in range(3)]
+    sites += [_site(f"f{i}", 90 + i, "cow", ["horse"], typicality=[2.0]) for i in range(3)]
+    report = balance.choose(sites, seed=0).report["per_type"]["hard_object"]
+    assert report["lm_prefers_caption"] == report["lm_prefers_flip"] == 0
+    assert report["typicality_prefers_caption"] <= report["typicality_prefers_flip"] + 2 and report["flips"] < 30
+    even = [_site(f"c{i}", i, "dog", ["cat"], typicality=[-0.5]) for i in range(12)]
+    even += [_site(f"d{i}", 50 + i, "cat", ["dog"], typicality=[0.5]) for i in range(12)]
+    assert balance.choose(even, seed=0).report["per_type"]["hard_object"]["flips"] == 24
+    monkeypatch.setitem(balance_program.TYPICALITY_OFFSET, "hard_object", 1.0)  # +0.5 is now below the offset
+    assert balance.choose(even, seed=0).report["per_type"]["hard_object"]["flips"] <= 4
 
 
 def test_the_trigram_offset_is_where_an_independent_reading_expects_the_flip_as_likely_as_its_caption():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.8.0"
+LEXICON_VERSION = "1.9.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -85,6 +85,7 @@ class Lexicon:
     hard_natural_colors: dict[str, frozenset[str]]  # more kinds, and names ("granny" smith: none), hard colour only
     near_by_noun: dict[str, frozenset[frozenset[str]]]  # noun -> color-group pairs too close for it
     shade_modifiers: frozenset[str]  # "dark" green: never to black, white or gray ("dark black")
+    person_nouns: frozenset[str]  # "player", "skin": people besides the person groups, whose colour is never flipped
     # numbers
     numbers: dict[str, int]
     number_rules: dict
@@ -207,7 +208,7 @@ def _colors(data: dict) -> dict:
                 hard_natural_colors={noun: frozenset(color_group[c] for c in colors)
                                      for noun, colors in data["hard_natural_colors"].items()},
                 near_by_noun={noun: frozenset(pairs) for noun, pairs in by_noun.items()},
-                shade_modifiers=frozenset(data["shade_modifiers"]))
+                shade_modifiers=frozenset(data["shade_modifiers"]), person_nouns=frozenset(data["person_nouns"]))
 
 
 def _templates(data: dict) -> dict:

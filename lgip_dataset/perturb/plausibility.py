@@ -20,7 +20,8 @@ Plain counts (so the counts of disjoint caption sets add up):
   wherever it stands (key side ``*``), counted with each target, so that a word far from the slot
   still speaks ("a baseball catcher ... ready to catch a frisbee", "riding a wave on top of a
   skateboard"): how much more or less typical the rest of the caption is of the replacement than
-  of the original; and whether the replacement was ever seen with each of the caption's other
+  of the original (the counts a caption says without a number word are targets here too,
+  :func:`count_classes`: ``k:one`` for "a dog", ``k:many`` for "dogs"); and whether the replacement was ever seen with each of the caption's other
   nouns and places (:meth:`Plausibility.scene_attested`: a horse is never seen with a stove).
 * **relations** (:meth:`Plausibility.relation_count`): how often a subject noun is related to an
   object by a verb or a preposition (:func:`lgip_dataset.perturb.relations.counted_relations`: "a man
@@ -66,7 +67,7 @@ MIN_SCENE = 1  # least captions that show a replacement with each other noun of 
 MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
 SMOOTHING = 0.5  # added to every caption-word count of a target (typicality)
 COUNTS_FILE = "plausibility_counts.json.gz"
-COUNTS_VERSION = "1.5.0"
+COUNTS_VERSION = "1.6.0"
 _MEMO_KEY = "plausibility"
 
 
@@ -156,6 +157,27 @@ def targets(ctx: CaptionContext) -> list[tuple[str, int, int]]:
     return found
 
 
+def count_classes(ctx: CaptionContext) -> list[tuple[str, int, int]]:
+    """(key, first token, end token) of the counts a caption says without a number word, as the hard count flips key
+    them (``hard._count_key``): ``k:one`` for an object noun right after "a"/"an" ("a dog", the article included),
+    ``k:many`` for a plural one that no number word counts ("dogs", "several dogs"). Counted with the caption's
+    words only (side ``*``, :meth:`Plausibility.typicality`), so that a flip between an article and a number or a
+    bare plural reads how typical the rest of the caption is of each count; a number word is a target already."""
+    from lgip_dataset.perturb.senses import noun_number
+
+    found = []
+    for unit in ctx.units.values():
+        if not is_object_noun(ctx, unit) or ctx.lex.groups[unit.form.group].uncountable:
+            continue
+        prev = ctx.prev_word(unit.start)
+        if prev is not None and prev.low in ("a", "an") and ctx.joined(unit.start - 1, unit.start):
+            found.append(("k:one", unit.start - 1, unit.end))
+        elif noun_number(ctx, unit) == "plural" and not any(
+                ctx.tokens[k].low in ctx.lex.numbers for k in range(max(unit.start - 3, 0), unit.start)):
+            found.append(("k:many", unit.start, unit.end))
+    return found
+
+
 @dataclass
 class Counts:
     """Additive count tables of a set of captions: caption bigrams and trigrams, target–context pairs and relations."""
@@ -174,6 +196,8 @@ class Counts:
         ctx = CaptionContext(caption, lex)
         for key, first, end in targets(ctx):
             self.pairs.update((key, w) for w in context_words(ctx, first, end, key[0]))
+            self.pairs.update((key, w) for w in caption_words(ctx, first, end))
+        for key, first, end in count_classes(ctx):
             self.pairs.update((key, w) for w in caption_words(ctx, first, end))
         self.relations.update(counted_relations(ctx))
         self.attributes.update(counted_attributes(ctx))

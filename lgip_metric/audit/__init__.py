@@ -10,6 +10,8 @@ image so that no pair is scored by a model that saw its image:
   logistic regressions on word 1-2-gram and character 2-4-gram differences, one per type, trained on
   the other image folds' pairs; their held-out accuracy (pair-level, a tie counting 1/2) with a
   cluster-bootstrap interval over images;
+- the context instruments (:mod:`~lgip_metric.audit.context`): how typical the changed words are with the words
+  both texts share, from co-occurrence in other images' captions, and a learner on (changed, shared) word pairs;
 - the n-gram language models of the blind baselines (:func:`lgip_metric.statistics.blind.lm_scores`: bigram and
   trigram Kneser-Ney, two image folds) with their PR (nested by caption as the model's PR is);
 - the words that the negatives remove or add most unevenly (:func:`word_artifacts`): the diagnosis.
@@ -29,13 +31,13 @@ Files: :mod:`~lgip_metric.audit.sources` (inputs), :mod:`~lgip_metric.audit.text
 scores untrained models through :mod:`lgip_metric.api`, so it sits above it: it may import every room
 of lgip_metric but the commands (``docs/architecture.md``).
 """
-from lgip_metric.audit.held_out import corpus_captions
+from lgip_metric.audit.held_out import LEARNERS, corpus_captions
 from lgip_metric.audit.markdown import markdown, scaling_markdown
 from lgip_metric.audit.sources import Source, flip_rows, from_build, from_pairs_file, from_sugarcrepe
 from lgip_metric.audit.text_only import (ALL_BLOCK, HARD_BLOCK, MIN_USES, NGRAM_SCORERS, PAPER_BLOCK, TOP_WORDS, audit,
                                          blocks, check_learners, positive_rates, scaling, word_artifacts)
 from lgip_metric.audit.untrained import image_files, untrained_check
 
-__all__ = ["ALL_BLOCK", "HARD_BLOCK", "MIN_USES", "NGRAM_SCORERS", "PAPER_BLOCK", "TOP_WORDS", "Source", "audit", "blocks",
+__all__ = ["ALL_BLOCK", "HARD_BLOCK", "LEARNERS", "MIN_USES", "NGRAM_SCORERS", "PAPER_BLOCK", "TOP_WORDS", "Source", "audit", "blocks",
            "check_learners", "corpus_captions", "scaling", "scaling_markdown", "flip_rows", "from_build", "from_pairs_file", "from_sugarcrepe", "image_files", "markdown",
            "positive_rates", "untrained_check", "word_artifacts"]

@@ -27,9 +27,10 @@ import pandas as pd
 
 from lgip_dataset import adversary
 from lgip_dataset.errors import DataError
+from lgip_metric.audit import context
 from lgip_metric.statistics import blind
 
-LEARNERS = ("word", "char", "nb")
+LEARNERS = ("word", "char", "nb", "context")
 FOLDS = 5
 REPEATS = 5
 STREAM = 0x61756474  # the audit's partitions: numpy.random.default_rng([STREAM, seed, draw])
@@ -45,7 +46,9 @@ def describe() -> dict:
             "learners": {"word": "logistic regression on word 1-2-grams (lgip_dataset.adversary)",
                          "char": "logistic regression on character 2-4-grams (lgip_dataset.adversary)",
                          "nb": f"sklearn MultinomialNB(alpha={NB_ALPHA}) on word 1-2-gram counts, captions one class "
-                               "and flips the other; margin = log-likelihood ratio of caption minus flip"},
+                               "and flips the other; margin = log-likelihood ratio of caption minus flip",
+                         "context": context.describe()["context_learner"]},
+            "typicality": context.describe()["typicality"],
             "lm": "trigram Kneser-Ney (lgip_dataset.ngram), trained on the captions of the other folds' "
                   "images, and on a corpus's captions of images outside the audited set when one is given (each row by "
                   "those of its own image's statistics fold, which no build counts for it)"}
@@ -90,19 +93,31 @@ class Learners:
         self.groups = np.unique(np.asarray(types, dtype=str), return_inverse=True)[1]
         self.image_ids = image_ids
         self._features: dict[str, tuple] = {}
+        self._context: context.Pairs | None = None
+
+    @property
+    def context(self) -> context.Pairs:
+        """The pairs' changed and context words (:mod:`lgip_metric.audit.context`), split once."""
+        if self._context is None:
+            self._context = context.Pairs(self.captions, self.variants)
+        return self._context
 
     def _of(self, learner: str) -> tuple:
         key = NB_FEATURES + ":counts" if learner == "nb" else learner
         if key not in self._features:
-            self._features[key] = (adversary.pair_counts(self.captions, self.variants, NB_FEATURES) if learner == "nb"
-                                   else adversary.pair_features(self.captions, self.variants, learner))
+            if learner == "nb":
+                self._features[key] = adversary.pair_counts(self.captions, self.variants, NB_FEATURES)
+            elif learner == "context":
+                self._features[key] = self.context.learner_features()
+            else:
+                self._features[key] = adversary.pair_features(self.captions, self.variants, learner)
         return self._features[key]
 
     def margins(self, learner: str, fold: np.ndarray, folds: int = FOLDS) -> np.ndarray:
         """Every pair's margin (> 0: the learner picks the caption) from learners of the other folds of ``fold``."""
         if learner == "nb":
             return _nb_margins(self._of(learner), fold, self.groups, folds)
-        if learner not in adversary.LEARNERS:
+        if learner not in (*adversary.LEARNERS, "context"):
             raise DataError(f"unknown held-out learner {learner!r}: one of {', '.join(LEARNERS)}")
         return adversary.fold_margins(self._of(learner), fold, self.groups, folds=folds)
 
@@ -131,6 +146,47 @@ def learner_figures(rows: pd.DataFrame, groups: dict[str, list[str]], *, learner
             if progress is not None:
                 progress()
     return {name: {learner: spread(values) for learner, values in by_learner.items()} for name, by_learner in draws.items()}
+
+
+def typicality_figures(rows: pd.DataFrame, train: pd.DataFrame, groups: dict[str, list[str]], *, seed: int = 0,
+                       repeats: int = REPEATS, folds: int = FOLDS) -> dict[str, dict]:
+    """Context typicality (:mod:`lgip_metric.audit.context`) per block and type of ``groups`` over the audit's fresh
+    partitions: each row's margin from the co-occurrence in the captions (``train``: ``image_id``, ``caption_id``,
+    ``caption``) of the other folds' images; ``{name: spread}`` of the share where the caption's words are the more
+    typical (a tie 1/2)."""
+    pairs = context.Pairs(rows["caption"].astype(str).tolist(), rows["variant"].astype(str).tolist())
+    train = train.drop_duplicates("caption_id")
+    type_of = rows["type"].to_numpy().astype(str)
+    masks = {name: np.isin(type_of, members) for name, members in groups.items()}
+    draws: dict[str, list] = {name: [] for name in groups}
+    for fold in partitions(pd.concat([rows["image_id"], train["image_id"]]).to_numpy(), seed=seed, repeats=repeats,
+                           folds=folds):
+        row_fold, train_fold = fold[:len(rows)], fold[len(rows):]
+        margins = np.zeros(len(rows))
+        for f in range(folds):
+            scored = np.flatnonzero(row_fold == f)
+            if len(scored):
+                margins[scored] = pairs.typicality_margins(train["caption"][train_fold != f].astype(str).tolist(), scored)
+        for name, mask in masks.items():
+            draws[name].append(adversary.held_out_accuracy(margins[mask]))
+    return {name: spread(values) for name, values in draws.items()}
+
+
+def corpus_typicality_margins(rows: pd.DataFrame, corpus: list[tuple[object, str]]) -> np.ndarray:
+    """Every row's context typicality margin from the co-occurrence in the ``corpus`` captions (``(image id, text)``)
+    of the row's own statistics fold, which no build counts for it (as :func:`corpus_lm_scores`)."""
+    from lgip_dataset.ngram import FOLDS as STATISTICS_FOLDS
+    from lgip_dataset.ngram import image_fold
+
+    pairs = context.Pairs(rows["caption"].astype(str).tolist(), rows["variant"].astype(str).tolist())
+    row_fold = np.array([image_fold(i) for i in rows["image_id"]], dtype=np.int64)
+    corpus_fold = np.array([image_fold(i) for i, _ in corpus], dtype=np.int64)
+    margins = np.zeros(len(rows))
+    for f in range(STATISTICS_FOLDS):
+        scored = np.flatnonzero(row_fold == f)
+        if len(scored):
+            margins[scored] = pairs.typicality_margins([t for (_, t), k in zip(corpus, corpus_fold) if k == f], scored)
+    return margins
 
 
 def fresh_lm_scores(rows: pd.DataFrame, train: pd.DataFrame, fold_of_rows: np.ndarray, fold_of_train: np.ndarray,

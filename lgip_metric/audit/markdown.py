@@ -38,6 +38,9 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
     models = list((untrained or {}).get("models", {}))
     held = [key for key in ("trigram", "corpus_trigram") if settings["ngram"] and (key != "corpus_trigram" or "corpus" in settings)]
     header = ["type", "pairs", "images", *(f"{name} learner acc, mean (range)" for name in learners)]
+    typical = ["typicality", *(["corpus_typicality"] if "corpus" in settings else [])]
+    header += ["context typicality, other folds, mean (range)", *([f"context typicality, corpus [{ci}]"]
+                                                                  if "corpus" in settings else [])]
     header += [f"{NGRAM_SCORERS[key].split(' (')[0]} PR [{ci}]" for key in held]
     header += [f"untrained {m} PR [{ci}]" for m in models]
     entries = [*((f"**{n}**", b) for n, b in result["blocks"].items()), *result["per_type"].items()]
@@ -45,6 +48,7 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
     for label, entry in entries:
         name = label.strip("*")
         cells = [label, entry["pairs"], entry["images"], *(_held_out_cell(entry["learners"].get(k)) for k in learners)]
+        cells += [_held_out_cell(entry.get(key)) if key == "typicality" else _cell(entry.get(key)) for key in typical]
         cells += [_cell(entry.get(key), "PR") for key in held]
         cells += [_untrained_cell(untrained["models"][m]["PR"].get(name)) for m in models]
         lines.append(cells)
@@ -53,7 +57,12 @@ def markdown(result: dict, untrained: dict | None = None) -> str:
              f"1/2), one learner per type, cross-fitted over {settings['repeats']} random partitions of the images into "
              f"{settings['folds']} folds drawn at audit time (seed {settings['seed']}; a build draws its own from "
              "another stream): the mean and, in brackets, the range over the partitions. word/char: logistic "
-             "regressions on word 1-2-grams / character 2-4-grams; nb: naive Bayes on word 1-2-grams. PR: "
+             "regressions on word 1-2-grams / character 2-4-grams; nb: naive Bayes on word 1-2-grams; context: "
+             "logistic regression on each changed word paired with each word both texts share. Context typicality: "
+             "the share of pairs whose caption-only words co-occur more typically (smoothed PMI across whole "
+             "captions) with the shared words than the negative-only words do, learnt from the captions of the "
+             "other folds' images (mean and range over the partitions)" + (" and from the corpus below" if "corpus"
+                                                                          in settings else "") + ". PR: "
              "caption-nested share where the LM scores the caption above the negative (a tie is not positive)"
              + (f"; the corpus LM learnt {settings['corpus']['captions']:,} captions of "
                 f"{settings['corpus']['images']:,} other images in {settings['corpus']['file']}, each row scored by those of "

@@ -100,8 +100,22 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
         entries[name]["learners"] = {k: measurable.figure("accuracy", v["mean"], None, reason) if reason else
                                      {"accuracy": v["mean"], "range": [v["min"], v["max"]], "draws": v["draws"]}
                                      for k, v in by_learner.items()}
+    context_train = train[["image_id", "caption_id", "caption"]]
+    typical = held_out.typicality_figures(rows, context_train, named, seed=seed, repeats=repeats, folds=folds)
+    corpus_margins = held_out.corpus_typicality_margins(rows, corpus[0]) if corpus is not None else None
+    for name, members in named.items():
+        reason = reasons[name]["lm"]
+        v = typical[name]
+        entries[name]["typicality"] = (measurable.figure("accuracy", v["mean"], None, reason) if reason else
+                                       {"accuracy": v["mean"], "range": [v["min"], v["max"]], "draws": v["draws"]})
+        if corpus_margins is not None:
+            mask = np.isin(type_of, members)
+            entries[name]["corpus_typicality"] = measurable.figure(
+                "accuracy", adversary.held_out_accuracy(corpus_margins[mask]),
+                adversary.accuracy_interval(corpus_margins[mask], rows["image_id"].to_numpy()[mask], bootstrap=bootstrap,
+                                            seed=seed, confidence=confidence), reasons[name]["lm"])
     if ngram:
-        train = train[["image_id", "caption_id", "caption"]]
+        train = context_train
         scored = {"bigram": blind.lm_scores(rows, blind.BigramKN, train=train)}
         fold = held_out.partitions(pd.concat([rows["image_id"], train["image_id"]]).to_numpy(), seed=seed, repeats=1,
                                    folds=folds)[0]

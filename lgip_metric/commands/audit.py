@@ -3,8 +3,8 @@
 Reads an ``lgip build`` folder, a SugarCrepe-format folder (``--from sugarcrepe DIR``) or any table of
 pairs (``--pairs FILE``: .parquet, .csv or .jsonl with image_id, caption, variant or negative_caption
 and optionally type), and prints per type and headline block, on instruments no build uses, the held-out
-accuracy of text-only learners of two classes (word and character logistic regressions, naive Bayes) over
-``--repeats`` random image partitions drawn at audit time, a trigram LM's PR on other images' captions (and
+accuracy of text-only learners of two classes (word, character and context logistic regressions, naive Bayes)
+over ``--repeats`` random image partitions drawn at audit time, context typicality and a trigram LM's PR on other images' captions (and
 on a caption corpus of other images, ``--lm-corpus``); apart, the build's own in-sample figures; the words the
 negatives remove or add most unevenly (:mod:`lgip_metric.audit`); with ``--scaling`` the learners on nested
 image subsets. ``--untrained MODELS --images DIR`` adds the PR of those models built with
@@ -33,9 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "replacement")
     parser.add_argument("--types", type=_names, default=None,
                         help="comma-separated flip types to audit (default: every flip type)")
-    parser.add_argument("--learners", type=_names, default=("word", "char", "nb"),
+    parser.add_argument("--learners", type=_names, default=None,
                         help="comma-separated held-out learners: word (1-2-gram logistic regression), char (2-4-gram "
-                             "logistic regression), nb (naive Bayes on word 1-2-grams) (default: word,char,nb)")
+                             "logistic regression), nb (naive Bayes on word 1-2-grams), context (logistic regression on "
+                             "each changed word paired with each shared word) (default: all four)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="random image partitions the learners are cross-fitted over, drawn at audit time; "
                              "figures are their mean and range (default: %(default)s)")
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     from lgip_dataset.perturb.registry import PEER_TYPES
     from lgip_metric.results.record import git_hash
 
-    audit.check_learners(args.learners)
+    args.learners = audit.check_learners(args.learners or audit.LEARNERS)
     if args.repeats < 1:
         raise DataError(f"--repeats must be at least 1 partition, got {args.repeats}")
     if args.bootstrap < 0:

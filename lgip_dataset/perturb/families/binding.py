@@ -15,7 +15,8 @@ large umbrella" -> "a large girl with a young umbrella"); weather and crowd desc
 swap. This generates broadly, on purpose: no statistics are asked whether the new pairs are seen ("a green stop sign"), and what
 is absurd or no contradiction is left to blind judges, whose labels keep only the valid flips (``lgip
 judge``, the ``validated`` config). Not swapped: equal attributes or two colors of one color group, a color
-of a person ("a yellow woman"), and two nouns of one group or word ("a red car and a white car" means the
+of a person or onto one (the color family's test, :func:`lgip_dataset.perturb.families.colors.is_person`: "a
+yellow woman", "a white player"), and two nouns of one group or word ("a red car and a white car" means the
 same after the swap). Articles before both attributes agree with the attribute now after them ("an orange
 cat and a red bus" -> "a red cat and an orange bus"). The span runs from the first attribute to the second.
 
@@ -33,6 +34,7 @@ from itertools import combinations
 from lgip_dataset.perturb.agreement import indefinite_article
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import article_edit, region_flip
+from lgip_dataset.perturb.families.colors import is_person, person_color_words
 from lgip_dataset.perturb.families.counts import CountSite, count_agreement, count_sites, counted_head, one_blocked
 from lgip_dataset.perturb.families.hard_sites import count_said_twice
 from lgip_dataset.perturb.phrases import attribute_category, noun_phrases
@@ -64,13 +66,19 @@ def _clash(ctx: CaptionContext, noun: int, incoming: int, leaving: int) -> bool:
     return any(k == noun and i != leaving and attribute_category(ctx, i) == category for i, k, _ in bound_attributes(ctx))
 
 
+def _names_person(ctx: CaptionContext, key: str) -> bool:
+    """True for the key of a noun that is a person: "s:person" or a noun word :func:`is_person` takes for one."""
+    return key == "s:person" or is_person(ctx, key)
+
+
 def _swappable(ctx: CaptionContext, one: tuple[int, int, str], other: tuple[int, int, str]) -> bool:
     (i, k_i, noun_i), (j, k_j, noun_j) = one, other
     category_i, category_j = attribute_category(ctx, i), attribute_category(ctx, j)
     sense_i, sense_j = attribute_sense(ctx, i), attribute_sense(ctx, j)
     if noun_i == noun_j or not _categories_swap(category_i, category_j) or sense_i == sense_j:
         return False
-    if "s:person" in (noun_i, noun_j) and "color" in (category_i, category_j):  # never "a yellow woman"
+    if "color" in (category_i, category_j) and (_names_person(ctx, noun_i) or _names_person(ctx, noun_j)
+                                                or {i, j} & set(person_color_words(ctx))):  # never "a yellow woman"
         return False
     return category_i == category_j or not (_clash(ctx, k_i, j, i) or _clash(ctx, k_j, i, j))
 
@@ -187,7 +195,7 @@ def _shares_its_article(ctx: CaptionContext, last: int) -> bool:
     return nxt is not None and nxt.low not in load_probe_lexicon().determiners and nxt.low not in ctx.lex.numbers
 
 
-@register("binding", "flip", version="3.0.0")
+@register("binding", "flip", version="3.1.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per two attribute-noun pairs whose attributes may swap, and per two counts that may."""
     swaps = [_swap(ctx, one[0], other[0]) for one, other in combinations(bound_attributes(ctx), 2)

@@ -1,7 +1,10 @@
 """Color flips: a color word used as a color -> a clearly different color that its noun can have.
 
-Site finding (:func:`color_sites`) and the flip itself (:func:`color_flip`) are public so that
-other families can choose the replacement differently and keep the same sites.
+No color that describes a person is flipped ("a black woman", "a man with black skin", "the woman is
+black"): :func:`person_color_words` finds them, for the build to count, and :func:`is_person` is the one
+person test of every family that writes colors. Site finding (:func:`color_sites`) and the flip itself
+(:func:`color_flip`) are public so that other families can choose the replacement differently and keep
+the same sites.
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lgip_dataset.perturb.agreement import is_noun_like, noun_for_number
-from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.context import POSSESSIVE, CaptionContext
 from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
@@ -82,9 +85,61 @@ def described_noun(ctx: CaptionContext, chain: list[int]) -> str | None:
         if unit is not None and ctx.joined(chain[0] - 2, chain[0] - 1):
             return unit.form.singular
         subject = ctx.prev_word(chain[0] - 1)
-        if subject is not None and is_noun_like(subject.low):
+        if subject is not None and (is_noun_like(subject.low) or is_person(ctx, subject.low)):
             return noun_for_number(subject.low, singular=True)
     return None
+
+
+def is_person(ctx: CaptionContext, noun: str | None) -> bool:
+    """True when ``noun`` (lower-case, singular or plural) names a person or a body word that carries a skin
+    color: a form of a lexicon group of supercategory "person" ("guy", "kids") or one of ``person_nouns``
+    ("players", "skin")."""
+    if not noun:
+        return False
+    form = ctx.lex.noun_forms.get(tuple(noun.split()))
+    if form is not None and ctx.lex.groups[form.group].supercategory == "person":
+        return True
+    return noun in ctx.lex.person_nouns or noun_for_number(noun, singular=True) in ctx.lex.person_nouns
+
+
+def _phrase_words(ctx: CaptionContext, chain: list[int]) -> list[str]:
+    """The words of the noun phrase after the colors ``chain``: at most three joined content words, a lexicon
+    noun as its singular, up to a possessive or the word after its nouns ("a black tennis player": "tennis",
+    "player"; "a brown bear's face": "bear"; "a brown horse carrying people": "horse")."""
+    words, j, nouns = [], chain[-1] + 1, False
+    while j <= chain[-1] + 3 and ctx.joined(j - 1, j):
+        unit = ctx.units.get(j)
+        if unit is None and not ctx.is_content(ctx.tokens[j]):
+            break
+        end = j + 1 if unit is None else unit.end
+        low = ctx.tokens[end - 1].low
+        stem = next((low[:-len(p)] for p in POSSESSIVE if low.endswith(p)), low)
+        noun = unit is not None or is_noun_like(stem) or is_person(ctx, stem)
+        if nouns and not noun:
+            break
+        nouns = nouns or noun
+        if unit is None or unit.form is not None:
+            words.append(stem if unit is None else unit.form.singular)
+        if stem != low:
+            break
+        j = end
+    return words
+
+
+def _object_noun(ctx: CaptionContext, noun: str | None) -> bool:
+    """True for a lexicon noun that is no person ("cow" of "a brown baby cow": "baby" only modifies it)."""
+    form = ctx.lex.noun_forms.get(tuple(noun.split())) if noun else None
+    return form is not None and ctx.lex.groups[form.group].supercategory != "person"
+
+
+def describes_person(ctx: CaptionContext, chain: list[int]) -> bool:
+    """True when the colors ``chain`` describe a person (:func:`is_person`): a word of the noun phrase after
+    them that modifies no lexicon object ("a black woman", "a black tennis player", "a man with black skin";
+    not "a brown baby cow"), or, with none after them, their noun (:func:`described_noun`: "the woman is black")."""
+    words = _phrase_words(ctx, chain)
+    if not words:
+        return is_person(ctx, described_noun(ctx, chain))
+    return any(is_person(ctx, w) and not _object_noun(ctx, nxt) for w, nxt in zip(words, [*words[1:], None]))
 
 
 def _targets(ctx: CaptionContext, i: int, chain: list[int], noun: str | None,
@@ -113,16 +168,32 @@ def every_word_site(ctx: CaptionContext, site: ColorSite) -> ColorSite:
     return dataclasses.replace(site, targets=_targets(ctx, site.index, coordinated(ctx, site.index), site.noun, words))
 
 
+def _color_uses(ctx: CaptionContext) -> Iterator[tuple[int, list[int]]]:
+    """(token, its coordinated colors) of every color word in color use, left to right, not monochrome
+    "black and white"."""
+    for i, tok in enumerate(ctx.tokens):
+        if tok.low in ctx.lex.color_group and is_color_use(ctx, i):
+            chain = coordinated(ctx, i)
+            if not is_monochrome(ctx, chain):
+                yield i, chain
+
+
+def person_color_words(ctx: CaptionContext) -> list[int]:
+    """Tokens of the color words in color use that describe a person (:func:`describes_person`), which no
+    family flips (memoized)."""
+    if "person_color_words" not in ctx.memo:
+        ctx.memo["person_color_words"] = [i for i, chain in _color_uses(ctx) if describes_person(ctx, chain)]
+    return ctx.memo["person_color_words"]
+
+
 def color_sites(ctx: CaptionContext) -> list[ColorSite]:
     """Every color word in color use that can be flipped, left to right (not monochrome "black and
-    white", not when its noun can have no clearly different color)."""
+    white", not of a person, not when its noun can have no clearly different color)."""
     if "color_sites" not in ctx.memo:
         sites = []
-        for i, tok in enumerate(ctx.tokens):
-            if tok.low not in ctx.lex.color_group or not is_color_use(ctx, i):
-                continue
-            chain = coordinated(ctx, i)
-            if is_monochrome(ctx, chain):
+        persons = person_color_words(ctx)
+        for i, chain in _color_uses(ctx):
+            if i in persons:
                 continue
             noun = described_noun(ctx, chain)
             targets = _targets(ctx, i, chain, noun)
@@ -142,7 +213,7 @@ def _site(ctx: CaptionContext, site: ColorSite, rng: KeyedRandom) -> Iterator[Va
         yield color_flip(ctx, site, color)
 
 
-@register("color", "flip", version="1.1.0")
+@register("color", "flip", version="1.2.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per color word in color use."""
     return [_site(ctx, site, rng) for site in color_sites(ctx)]

@@ -15,7 +15,7 @@ from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.lexicon import ObjectGroup
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.senses import PREPOSITIONS, is_object_noun, noun_number
+from lgip_dataset.perturb.senses import PREPOSITIONS, is_color_use, is_object_noun, noun_number
 from lgip_dataset.perturb.variant import Variant
 
 ANIMATE = frozenset(("person", "animal"))
@@ -65,15 +65,36 @@ def _bare_object(ctx: CaptionContext, unit: Unit) -> bool:
             and not can_be_noun(prev.low))
 
 
+COLOUR_REACH = 3  # a colour this many words before a noun, joined to it, describes it ("a white and black cat")
+
+
+def coloured(ctx: CaptionContext, unit: Unit) -> bool:
+    """True when a colour word in colour use stands before ``unit`` in its phrase ("a brown teddy bear", "a white
+    and black cat"): a person put there would be given a skin colour ("a brown girl")."""
+    j = unit.start - 1
+    while j >= max(unit.start - 1 - COLOUR_REACH, 0) and ctx.joined(j, j + 1):
+        tok = ctx.tokens[j]
+        if tok.low in ctx.lex.color_group and is_color_use(ctx, j):
+            return True
+        if not (ctx.is_content(tok) or tok.low == "and"):
+            return False
+        j -= 1
+    return False
+
+
 def _targets(ctx: CaptionContext, unit: Unit, present: set[str], gender: str | None) -> tuple[ObjectGroup, ...]:
     """The groups ``unit`` may flip to: not a group the caption already mentions; only containers
-    in "<container> of"; only persons before "who"; only the gender a later pronoun needs."""
+    in "<container> of"; only persons before "who"; only the gender a later pronoun needs; no person where a
+    colour describes the noun (:func:`coloured`: never "a brown bear" -> "a brown girl")."""
     nxt = ctx.next_word(unit.end - 1)
     nxt = nxt.low if nxt is not None else ""
     lex = ctx.lex
     out = []
+    of_colour = coloured(ctx, unit) and lex.groups[unit.form.group].supercategory != "person"
     for g in lex.object_targets[unit.form.group]:
         if g.id in present or (nxt == "of" and lex.groups[unit.form.group].container and not g.container):
+            continue
+        if of_colour and g.supercategory == "person":
             continue
         if (nxt in lex.relative_animate and g.supercategory != "person") or (gender and g.gender != gender):
             continue
@@ -109,7 +130,7 @@ def _site(ctx: CaptionContext, site: ObjectSite, rng: KeyedRandom) -> Iterator[V
         yield object_flip(ctx, site, group)
 
 
-@register("object", "flip", version="1.2.0")
+@register("object", "flip", version="1.3.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per object noun used as a noun; replacements keep its grammatical number."""
     return [_site(ctx, site, rng) for site in object_sites(ctx)]

@@ -3,7 +3,8 @@ against its scrambles): ``scramble_content`` permutes only the content words, ``
 only the function words (the closed list of ``function_words.json``), ``scramble_all`` every word.
 
 Punctuation and spacing stay in place; words move, so the bag of words is unchanged. A
-capitalised common first word is moved in lower case and the new first word capitalised. Every
+capitalised common first word is moved in lower case and the new first word capitalised. No scramble
+moves a colour word before a person word ("a standing yellow woman": a skin colour). Every
 scramble differs from the caption; the span runs from the first to the last moved word.
 """
 from __future__ import annotations
@@ -12,12 +13,14 @@ from collections.abc import Callable, Iterator
 
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.edits import region_flip
+from lgip_dataset.perturb.families.colors import is_person
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom
 from lgip_dataset.perturb.text import capitalized, is_title
 from lgip_dataset.perturb.variant import Variant
 
 MAX_DRAWS = 32  # permutations tried per caption; every distinct one is a candidate
+PERSON_REACH = 3  # a colour word this many words before a person word would read as the person's colour
 
 Selector = Callable[[CaptionContext, int], bool]
 CLASSES: dict[str, Selector] = {
@@ -25,6 +28,13 @@ CLASSES: dict[str, Selector] = {
     "scramble_function": lambda ctx, i: ctx.tokens[i].low in ctx.lex.function_words,
     "scramble_all": lambda ctx, i: True,
 }
+
+
+def _coloured_persons(ctx: CaptionContext, words: list[str]) -> set[str]:
+    """The colour words of ``words`` that stand at most ``PERSON_REACH`` words before a person word."""
+    low = [w.lower() for w in words]
+    return {w for i, w in enumerate(low) if w in ctx.lex.color_group
+            and any(is_person(ctx, v) for v in low[i + 1:i + 1 + PERSON_REACH])}
 
 
 def _scrambles(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[Variant]:
@@ -48,6 +58,8 @@ def _scrambles(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[V
         changed = [i for i, tok in enumerate(ctx.tokens) if new[i] != tok.text]
         if [w.lower() for w in new] == [w.lower() for w in words]:
             continue
+        if _coloured_persons(ctx, new) - _coloured_persons(ctx, words):  # never "a yellow woman"
+            continue
         edits = [(ctx.tokens[i].start, ctx.tokens[i].end, new[i]) for i in changed]
         yield region_flip(ctx, family, (ctx.tokens[changed[0]].start, ctx.tokens[changed[-1]].end), edits)
 
@@ -60,4 +72,4 @@ def _generator(family: str):
 
 
 for _family in CLASSES:
-    register(_family, "flip", version="1.1.0")(_generator(_family))
+    register(_family, "flip", version="1.2.0")(_generator(_family))
