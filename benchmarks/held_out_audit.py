@@ -27,6 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ANNOTATIONS = REPO.parent / "shared" / "coco" / "annotations"
 VAL2017, KARPATHY = "captions_val2017.json", "coco_karpathy_test.json"
 TYPES = ("hard_object", "hard_color", "hard_count")
+COMPOSITIONAL = ("hard_relation", "spatial", "binding")  # audited on a --families all build's validated config
+STANDARD = {"per_type_max": 0.57, "min": 0.45}  # what every held-out instrument must read for a family to be reported clean
 
 
 def merged_captions(annotations: Path, out: Path, with_val: bool = True) -> Path:
@@ -53,12 +55,13 @@ def merged_captions(annotations: Path, out: Path, with_val: bool = True) -> Path
     return path
 
 
-def timed_build(captions: Path, out: Path, seed: int, num_images: int | None, workers: int) -> dict:
+def timed_build(captions: Path, out: Path, seed: int, num_images: int | None, workers: int,
+                families: str = "core,hard") -> dict:
     """Run ``lgip build`` in a child process; its wall time, CPU time and peak memory (resource of children)."""
     import resource
 
     command = [str(Path(sys.executable).parent / "lgip"), "build", "--captions", str(captions), "--no-images",
-               "--captions-per-image", "7", "--seed", str(seed), "--families", "core,hard", "--out", str(out),
+               "--captions-per-image", "7", "--seed", str(seed), "--families", families, "--out", str(out),
                "--workers", str(workers), "--overwrite"]
     command += ["--num-images", str(num_images)] if num_images else []
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -83,6 +86,35 @@ def audited(folder: Path, corpus_file: Path | None, seed: int) -> dict:
     figures = {name: {k: v for k, v in entry.items() if k in keep}
                for name, entry in [*result["blocks"].items(), *result["per_type"].items()]}
     return {"figures": figures, "in_sample": source.in_sample, "corpus": result["settings"].get("corpus")}
+
+
+def _instruments(entry: dict) -> dict:
+    """Every held-out instrument's figure of one audited type: learners, typicality, the LMs' PR."""
+    figures = {f"{k} learner": v.get("accuracy") for k, v in entry["learners"].items()}
+    figures |= {name: entry[key].get("accuracy") for key, name in (("typicality", "typicality, other folds"),
+                                                                    ("corpus_typicality", "typicality, corpus"))
+                if entry.get(key)}
+    return figures | {name: entry[key]["PR"] for key, name in (("trigram", "trigram, other folds"),
+                                                               ("corpus_trigram", "trigram, corpus")) if entry.get(key)}
+
+
+def compositional(folder: Path, name: str, seed: int) -> dict:
+    """The held-out figures of the compositional families on the validated config of a ``--families all`` build, and
+    whether each meets :data:`STANDARD` (every instrument within it)."""
+    import pandas as pd
+
+    from lgip_metric import audit
+
+    frame = pd.read_parquet(folder / "validated")
+    result = audit.audit(frame, types=list(COMPOSITIONAL), seed=seed, bootstrap=200)
+    families = {}
+    for family, entry in result["per_type"].items():
+        figures = _instruments(entry)
+        values = [v for v in figures.values() if v is not None]
+        families[family] = {"pairs": entry["pairs"], "images": entry["images"], "figures": figures,
+                            "meets_standard": bool(values) and STANDARD["min"] <= min(values)
+                            and max(values) <= STANDARD["per_type_max"]}
+    return {"set": name, "config": "validated", "standard": STANDARD, "families": families}
 
 
 def provenance() -> dict:
@@ -131,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0", help="build seeds of the val2017 set (default: %(default)s)")
     parser.add_argument("--no-merged", action="store_true", help="leave out val2017 + Karpathy test")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--compositional", action="store_true",
+                        help="also build val2017 + Karpathy test with --families all and audit the validated config's "
+                             f"{', '.join(COMPOSITIONAL)}")
+    parser.add_argument("--compositional-build", type=Path, default=None, metavar="DIR",
+                        help="audit this --families all build's validated config instead of building one")
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
                         help="keep each build in DIR (one folder per set) instead of a temporary folder")
     parser.add_argument("--out", type=Path, required=True, help="output path without suffix (.json and .md written)")
@@ -158,8 +195,15 @@ def main(argv: list[str] | None = None) -> int:
             records.append(record)
             print(f"{name}: {record['captions']:,} captions, build {timing['wall_s']} s wall / {timing['cpu_s']} s CPU, "
                   f"peak {timing['peak_rss_gb']} GB", flush=True)
+        extra = {}
+        if args.compositional or args.compositional_build:
+            folder = args.compositional_build or (args.keep or tmp) / "build-all"
+            if not args.compositional_build:
+                timed_build(merged_captions(args.annotations, tmp), folder, seeds[0], None, args.workers, "all")
+            extra["compositional"] = compositional(folder, f"val2017 + Karpathy test, seed {seeds[0]}, --families all",
+                                                   seed=0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({**provenance(), "records": records}, indent=2) + "\n")
+    args.out.with_suffix(".json").write_text(json.dumps({**provenance(), "records": records, **extra}, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(markdown(records))
     print(markdown(records))
     return 0

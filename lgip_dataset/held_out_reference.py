@@ -65,6 +65,23 @@ def table(reference: dict) -> str:
     return "\n".join(rows)
 
 
+def compositional_table(compositional: dict) -> str:
+    """The compositional families on a validated config: each held-out instrument, and whether the family meets the
+    standard (every instrument within it) or is labelled as missing it."""
+    families = compositional["families"]
+    names = list(dict.fromkeys(name for f in families.values() for name in f["figures"]))
+    standard = compositional["standard"]
+    rows = [f"| family ({compositional['config']} config) | flips | " + " | ".join(names) + " | verdict |",
+            "|---|---:|" + "---|" * len(names) + "---|"]
+    for family, f in sorted(families.items()):
+        verdict = ("meets the standard" if f["meets_standard"] else
+                   f"**misses the standard** (every instrument within {standard['min']}–{standard['per_type_max']})")
+        rows.append(f"| {family} | {f['pairs']:,} | "
+                    + " | ".join(f"{f['figures'][n]:.3f}" if f["figures"].get(n) is not None else "—" for n in names)
+                    + f" | {verdict} |")
+    return "\n".join(rows)
+
+
 def card_section(info: dict) -> str | None:
     """The card's held-out section for a build's record ``info``: the reference builds' figures when the build
     has hard flips (with a note where its hard families' version is not the one measured), and the judged
@@ -94,4 +111,15 @@ def card_section(info: dict) -> str | None:
             f"below it is an artifact too. Measured on the reference builds (hard families "
             f"{reference['hard_families_version']}, lgip {reference['lgip_version']}, commit {reference['git_hash']}, "
             f"{reference['machine']}) by `python benchmarks/held_out_audit.py`; the last column is in-sample, for "
-            f"comparison only.{note}\n\n" + table(reference) + judged_text)
+            f"comparison only.{note}\n\n" + table(reference) + judged_text + _compositional_text(reference))
+
+
+def _compositional_text(reference: dict) -> str:
+    """The compositional families' held-out figures, each labelled clean or not, where the reference has them."""
+    compositional = reference.get("compositional")
+    if not compositional:
+        return ""
+    return ("\n\nThe compositional families (hard_relation, spatial, binding), on the validated config of "
+            f"{compositional['set']}: a family that misses the standard is not reported beside the clean ones, "
+            "since text alone tells its flips apart and a model's PR there partly measures its text tower's prior.\n\n"
+            + compositional_table(compositional))

@@ -91,13 +91,19 @@ def test_the_text_only_language_model_is_balanced_both_ways():
     assert abs(report["lm_prefers_caption"] - report["lm_prefers_flip"]) <= 2
 
 
+def _lopsided_sites(reading: str, common: float, rare: float) -> list[balance.Site]:
+    """24 dog/cat flips both ways whose ``reading`` (a ``_site`` keyword) is ``common``, 6 horse/cow ones at ``rare``:
+    words balanced, the reading not."""
+    sites = [_site(f"c{i}", i, "dog", ["cat"], **{reading: [common]}) for i in range(12)]
+    sites += [_site(f"d{i}", 50 + i, "cat", ["dog"], **{reading: [common]}) for i in range(12)]
+    sites += [_site(f"e{i}", 80 + i, "horse", ["cow"], **{reading: [rare]}) for i in range(3)]
+    return sites + [_site(f"f{i}", 90 + i, "cow", ["horse"], **{reading: [rare]}) for i in range(3)]
+
+
 def test_the_trigram_language_model_is_balanced_both_ways_where_the_family_records_it():
     """The bigram is neutral here and the trigram is not: the choice still holds the trigram's preferences even. A
     family that records no trigram figure (NaN) is held by the bigram alone."""
-    sites = [_site(f"c{i}", i, "dog", ["cat"], trigram=[-1.0]) for i in range(12)]
-    sites += [_site(f"d{i}", 50 + i, "cat", ["dog"], trigram=[-1.0]) for i in range(12)]
-    sites += [_site(f"e{i}", 80 + i, "horse", ["cow"], trigram=[2.0]) for i in range(3)]
-    sites += [_site(f"f{i}", 90 + i, "cow", ["horse"], trigram=[2.0]) for i in range(3)]
+    sites = _lopsided_sites("trigram", -1.0, 2.0)
     report = balance.choose(sites, seed=0).report["per_type"]["hard_object"]
     assert report["lm_prefers_caption"] == report["lm_prefers_flip"] == 0
     assert abs(report["trigram_prefers_caption"] - report["trigram_prefers_flip"]) <= 2 and report["flips"] < 30
@@ -109,10 +115,8 @@ def test_the_trigram_language_model_is_balanced_both_ways_where_the_family_recor
 def test_the_caption_typicality_is_balanced_both_ways_past_the_types_offset(monkeypatch):
     """Flips whose caption reads more typical of the original than of the replacement are held as many as the
     reverse, counted from the type's offset: a flip just above 0 but under the offset reads as less typical."""
-    sites = [_site(f"c{i}", i, "dog", ["cat"], typicality=[-2.0]) for i in range(12)]
-    sites += [_site(f"d{i}", 50 + i, "cat", ["dog"], typicality=[-2.0]) for i in range(12)]
-    sites += [_site(f"e{i}", 80 + i, "horse", ["cow"], typicality=[2.0]) for i in range(3)]
-    sites += [_site(f"f{i}", 90 + i, "cow", ["horse"], typicality=[2.0]) for i in range(3)]
+    monkeypatch.setitem(balance_program.TYPICALITY_OFFSET, "hard_object", 0.0)
+    sites = _lopsided_sites("typicality", -2.0, 2.0)
     report = balance.choose(sites, seed=0).report["per_type"]["hard_object"]
     assert report["lm_prefers_caption"] == report["lm_prefers_flip"] == 0
     assert report["typicality_prefers_caption"] <= report["typicality_prefers_flip"] + 2 and report["flips"] < 30

@@ -14,7 +14,7 @@ from lgip_dataset.errors import DataError
 from lgip_metric import audit
 from lgip_metric.audit import held_out
 from lgip_metric.cli import main
-from helpers.paths import SHARED, needs_shared
+from helpers.paths import REPO, SHARED, needs_shared
 from test_audit import mirrored, planted
 
 
@@ -151,11 +151,13 @@ def test_the_held_out_figure_does_not_rise_from_a_smaller_build_to_a_larger_one(
 
 def _reference(version: str) -> dict:
     learners = {k: {"accuracy": a, "range": [a - 0.01, a + 0.01], "draws": [a]} for k, a in
-                (("word", 0.51), ("char", 0.49), ("nb", 0.47))}
-    figures = {name: {"pairs": 10, "learners": learners, "trigram": {"PR": 0.52}, "corpus_trigram": {"PR": 0.54}}
+                (("word", 0.51), ("char", 0.49), ("nb", 0.47), ("context", 0.53))}
+    figures = {name: {"pairs": 10, "learners": learners, "trigram": {"PR": 0.52}, "corpus_trigram": {"PR": 0.54},
+                      "typicality": {"accuracy": 0.48, "range": [0.47, 0.49]},
+                      "corpus_typicality": {"accuracy": 0.52, "interval": [0.5, 0.54]}}
                for name in ("hard flips", "hard_object", "hard_color", "hard_count")}
     return {"lgip_version": "0.3.0", "hard_families_version": version, "git_hash": "abc1234", "machine": "x86_64",
-            "records": [{"set": "val2017, seed 0", "captions": 25014, "audit": {
+            "records": [{"set": "val2017, seed 0", "rules_tuned_on_it": True, "captions": 25014, "audit": {
                 "figures": figures, "in_sample": {"hard flips": {"accuracy": 0.5, "interval": [0.49, 0.51]}}}}],
             "judged": {"drawn": 150, "seed": 7, "judges": 3, "kappa_min": 0.8, "kappa_max": 0.9,
                        "shares": {"linguistically invalid": 0.02, "absurd": 0.01, "not a contradiction": 0.0}}}
@@ -168,7 +170,8 @@ def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes
     monkeypatch.setattr(held_out_reference, "load", lambda: _reference("9.9.9"))
     section = held_out_reference.card_section(info)
     assert section.startswith("## Held out: how far text alone goes on instruments the build never used")
-    assert "| val2017, seed 0 | 25,014 | 0.510 / 0.490 / 0.470 |" in section
+    assert "| val2017, seed 0 (rules tuned on it) | 25,014 | 0.510 / 0.490 / 0.470 / 0.530 |" in section
+    assert "| 0.520 / 0.480 | 0.520 / 0.480 | 0.520 / 0.480 | 0.520 / 0.480 | 0.540 / 0.520 |" in section
     assert "| 0.540 / 0.520 | 0.540 / 0.540 / 0.540 | 0.500 |" in section
     assert "| corpus trigram PR: hard_object / hard_color / hard_count |" in section
     assert "2.0% linguistically invalid" in section and "kappa 0.80–0.90" in section
@@ -179,6 +182,43 @@ def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes
     assert held_out_reference.card_section({"families": {}}) is None  # no hard flips, no section
 
 
+def test_the_card_labels_a_compositional_family_that_misses_the_standard(monkeypatch):
+    from lgip_dataset import held_out_reference
+
+    reference = _reference("9.9.9")
+    reference["compositional"] = {
+        "set": "val2017 + Karpathy test, seed 0, --families all", "config": "validated",
+        "standard": {"per_type_max": 0.57, "min": 0.45},
+        "families": {"spatial": {"pairs": 1002, "images": 700, "meets_standard": False,
+                                 "figures": {"word learner": 0.78, "typicality, other folds": 0.63}},
+                     "hard_relation": {"pairs": 1073, "images": 900, "meets_standard": True,
+                                       "figures": {"word learner": 0.54, "typicality, other folds": 0.52}}}}
+    monkeypatch.setattr(held_out_reference, "load", lambda: reference)
+    section = held_out_reference.card_section({"hard_flips": {"balance": {}}, "families": {}})
+    assert "| spatial | 1,002 | 0.780 | 0.630 | **misses the standard** (every instrument within 0.45–0.57) |" in section
+    assert "| hard_relation | 1,073 | 0.540 | 0.520 | meets the standard |" in section
+
+
+@needs_shared("the full captions_val2017.json", "coco")
+def test_the_benchmark_audits_a_validated_config_and_judges_each_family_against_the_standard(tmp_path):
+    import importlib.util
+
+    from lgip_dataset.materialize import BuildConfig, build
+
+    spec = importlib.util.spec_from_file_location("held_out_audit", REPO / "benchmarks" / "held_out_audit.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "all"
+    build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=300,
+                      families="all"), progress=False)
+    result = bench.compositional(out, "val2017, 300 images", seed=0)
+    assert set(result["families"]) <= set(bench.COMPOSITIONAL) and result["families"]
+    for family in result["families"].values():
+        values = [v for v in family["figures"].values() if v is not None]
+        assert family["meets_standard"] == (min(values) >= 0.45 and max(values) <= 0.57)
+        assert {"word learner", "context learner", "typicality, other folds"} <= set(family["figures"])
+
+
 def test_the_shipped_reference_was_measured_on_the_hard_families_of_this_package():
     from lgip_dataset import held_out_reference
     from lgip_dataset.perturb.families.hard import VERSION
@@ -186,4 +226,8 @@ def test_the_shipped_reference_was_measured_on_the_hard_families_of_this_package
     reference = held_out_reference.load()
     assert reference is not None and reference["hard_families_version"] == VERSION
     assert {"val2017, seed 0", "val2017, seed 1"} <= {r["set"] for r in reference["records"]}
+    held = [r for r in reference["records"] if not r["rules_tuned_on_it"]]
+    assert {r["set"].split(",")[0] for r in held} == {"Karpathy test images not in val2017", "val2017 + Karpathy test"}
+    assert all("typicality" in f and "context" in f["learners"] for r in reference["records"]
+               for f in r["audit"]["figures"].values())
     assert reference["judged"]["judges"] >= 2 and reference["judged"]["drawn"] >= 150

@@ -416,6 +416,27 @@ def test_typicality_weighs_every_caption_word_against_the_original():
     assert scorer.typicality("n:frisbee", "n:sports ball", ("*catcher",)) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("caption, classes", [
+    ("A man riding a horse on a beach.", {("k:one", "A man"), ("k:one", "a horse")}),
+    ("Several dogs are playing in the grass.", {("k:many", "dogs")}),
+    ("Two dogs and some cats near a table", {("k:many", "cats"), ("k:one", "a table")}),
+    ("People are snowboarding down a hill.", {("k:many", "People")}),
+])
+def test_counts_said_without_a_number_word_are_typicality_targets(caption, classes):
+    """"a dog" counts as k:one and "dogs" (no number word before it) as k:many, with the caption's words only, so
+    that a count flip's typicality reads the count a caption says with an article or a bare plural."""
+    from lgip_dataset.perturb.plausibility import count_classes
+
+    ctx = CaptionContext(caption, load_lexicon())
+    found = {(key, " ".join(t.text for t in ctx.tokens[first:end])) for key, first, end in count_classes(ctx)}
+    assert found == classes
+    counts = Counts()
+    counts.add(caption, load_lexicon())
+    keys = {key for key, _ in classes}
+    assert {t for t, w in counts.pairs if t in keys} == keys
+    assert all(w.startswith("*") for t, w in counts.pairs if t in ("k:one", "k:many"))
+
+
 # ------------------------------------------------------------------------------------------ hard sites of their own
 
 # Place sites (lexicon places.json): caption -> {place: the groups it may become} (every site of the

@@ -338,7 +338,8 @@ def object_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Va
     sites = []
     for site in objects.object_sites(ctx):  # the object family's order of candidates; only those of a kin built
         old = site.unit.form.group
-        kin = [g for g in shuffled(site.targets, rng) if _swap_kin(ctx, old, g.id) is not None]
+        safe = [g for g in site.targets if not objects.gives_a_colour(ctx, site, g)]  # before the shuffle, as frozen
+        kin = [g for g in shuffled(safe, rng) if _swap_kin(ctx, old, g.id) is not None]
         flips = (objects.object_flip(ctx, site, g) for g in kin)
         sites.append([v for v in flips if v.replacement.lower() not in plural_only])
     return sites + hard_sites.place_flips(ctx)

@@ -15,7 +15,7 @@ from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.lexicon import ObjectGroup
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
-from lgip_dataset.perturb.senses import PREPOSITIONS, is_color_use, is_object_noun, noun_number
+from lgip_dataset.perturb.senses import PREPOSITIONS, is_object_noun, noun_number
 from lgip_dataset.perturb.variant import Variant
 
 ANIMATE = frozenset(("person", "animal"))
@@ -69,12 +69,13 @@ COLOUR_REACH = 3  # a colour this many words before a noun, joined to it, descri
 
 
 def coloured(ctx: CaptionContext, unit: Unit) -> bool:
-    """True when a colour word in colour use stands before ``unit`` in its phrase ("a brown teddy bear", "a white
-    and black cat"): a person put there would be given a skin colour ("a brown girl")."""
+    """True when a colour word stands before ``unit`` in its phrase ("a brown teddy bear", "a white and black cat",
+    "green trees", "an orange tree"), in colour use or not: a person put there would read as given a skin colour
+    ("a brown girl", "green women")."""
     j = unit.start - 1
     while j >= max(unit.start - 1 - COLOUR_REACH, 0) and ctx.joined(j, j + 1):
         tok = ctx.tokens[j]
-        if tok.low in ctx.lex.color_group and is_color_use(ctx, j):
+        if tok.low in ctx.lex.color_group:
             return True
         if not (ctx.is_content(tok) or tok.low == "and"):
             return False
@@ -84,17 +85,13 @@ def coloured(ctx: CaptionContext, unit: Unit) -> bool:
 
 def _targets(ctx: CaptionContext, unit: Unit, present: set[str], gender: str | None) -> tuple[ObjectGroup, ...]:
     """The groups ``unit`` may flip to: not a group the caption already mentions; only containers
-    in "<container> of"; only persons before "who"; only the gender a later pronoun needs; no person where a
-    colour describes the noun (:func:`coloured`: never "a brown bear" -> "a brown girl")."""
+    in "<container> of"; only persons before "who"; only the gender a later pronoun needs."""
     nxt = ctx.next_word(unit.end - 1)
     nxt = nxt.low if nxt is not None else ""
     lex = ctx.lex
     out = []
-    of_colour = coloured(ctx, unit) and lex.groups[unit.form.group].supercategory != "person"
     for g in lex.object_targets[unit.form.group]:
         if g.id in present or (nxt == "of" and lex.groups[unit.form.group].container and not g.container):
-            continue
-        if of_colour and g.supercategory == "person":
             continue
         if (nxt in lex.relative_animate and g.supercategory != "person") or (gender and g.gender != gender):
             continue
@@ -125,9 +122,17 @@ def object_flip(ctx: CaptionContext, site: ObjectSite, group: ObjectGroup, famil
     return flip(ctx, family, site.unit.start, site.unit.span, word)
 
 
+def gives_a_colour(ctx: CaptionContext, site: ObjectSite, group: ObjectGroup) -> bool:
+    """True when flipping ``site`` to ``group`` would put a person where a colour describes a thing or an animal
+    (:func:`coloured`: never "a brown bear" -> "a brown girl", a skin colour); a person for a person keeps theirs."""
+    return (group.supercategory == "person" and ctx.lex.groups[site.unit.form.group].supercategory != "person"
+            and coloured(ctx, site.unit))
+
+
 def _site(ctx: CaptionContext, site: ObjectSite, rng: KeyedRandom) -> Iterator[Variant]:
-    for group in shuffled(site.targets, rng):
-        yield object_flip(ctx, site, group)
+    for group in shuffled(site.targets, rng):  # the paper's order; only a flip that gives a person a colour is left out
+        if not gives_a_colour(ctx, site, group):
+            yield object_flip(ctx, site, group)
 
 
 @register("object", "flip", version="1.3.0")
