@@ -56,8 +56,9 @@ setup(
             "pytest-timeout>=2.3",
             "hypothesis>=6.100",
             "selenium>=4.20",
+            "clip_benchmark>=1.6",  # tests/test_export_sugarcrepe.py: CLIP_benchmark reads `lgip export`'s files
         ],
-        # benchmarks/bench_peer.py runs CLIP_benchmark beside LGIP; never needed by the tests
+        # benchmarks/bench_peer.py runs CLIP_benchmark beside LGIP
         "peer": ["clip_benchmark>=1.6"],
     },
     entry_points={"console_scripts": ["lgip=lgip_metric.cli:main"]},

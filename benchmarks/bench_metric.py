@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from lgip_metric import stats  # noqa: E402
+from script_args import non_negative, positive, run  # noqa: E402
 
 METRIC_DIR = Path(__file__).resolve().parents[1] / "lgip_metric"
 
@@ -70,9 +71,9 @@ def ratios(label: str, times: tuple[float, float], floor: tuple[float, float]) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_400_000)
-    parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3, help="calls per timing; the best is reported")
+    parser.add_argument("--rows", type=positive, default=1_400_000)
+    parser.add_argument("--bootstrap", type=non_negative, default=1000)
+    parser.add_argument("--repeat", type=positive, default=3, help="calls per timing; the best is reported")
     parser.add_argument("--skip-evaluate", action="store_true", help="time the package path only")
     args = parser.parse_args()
     rows = synthetic_rows(args.rows)
@@ -98,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

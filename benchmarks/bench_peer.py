@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from lgip_dataset import SAMPLE_DIR, schema
 from lgip_dataset.card import write_minimal_card
 from lgip_metric.testing import make_random_openclip, make_tiny_openclip
+from script_args import existing_folder, positive, run
 
 TASK = "replace_att"  # any of SugarCrepe's task names; CLIP_benchmark accepts no other
 
@@ -44,10 +45,11 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="ViT-B-16",
                         help="open_clip architecture built with seeded random weights, or 'tiny' (default: %(default)s)")
-    parser.add_argument("--dataset", type=Path, default=SAMPLE_DIR, help="LGIP folder (default: the embedded sample)")
-    parser.add_argument("--limit", type=int, default=None, help="use the first N flips (default: all)")
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each tool (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--dataset", type=existing_folder, default=SAMPLE_DIR,
+                        help="LGIP folder (default: the embedded sample)")
+    parser.add_argument("--limit", type=positive, default=None, help="use the first N flips (default: all)")
+    parser.add_argument("--repeat", type=positive, default=3, help="interleaved runs of each tool (default: %(default)s)")
+    parser.add_argument("--batch-size", type=positive, default=64)
     parser.add_argument("--work", type=Path, default=None, help="folder for the exports (default: a temporary one)")
     return parser.parse_args()
 
@@ -129,4 +131,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

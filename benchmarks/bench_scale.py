@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from script_args import existing_folder, positive, run
+
 PAPER_IMAGES = 40_000
 # Tiny towers (2 layers, 32 px images) projected to a wide embedding: memory behaves like a large model's.
 WIDE_TINY_CONFIG = {
@@ -34,6 +36,8 @@ WIDE_TINY_CONFIG = {
 CHILD = """
 import json, resource, sys, time
 from lgip_metric import api
+from lgip_metric.scoring import engine
+engine.WINDOW_IMAGES = int(sys.argv[5]) if sys.argv[5] != "default" else engine.WINDOW_IMAGES
 start = time.perf_counter()
 run = api.score(sys.argv[1], sys.argv[3], dataset=sys.argv[2], cache_dir="none", num_workers=0, progress=False,
                 batch_size=int(sys.argv[4]))
@@ -46,14 +50,26 @@ print(json.dumps({"rows": run.provenance.counts["scored_rows"], "texts": run.pro
 """
 
 
+def window_setting(value: str) -> str:
+    """``default`` or a number of images."""
+    return value if value == "default" else str(positive(value))
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--coco", required=True, type=Path, help="folder with annotations/ and val2017_images/")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000], help="numbers of images")
-    parser.add_argument("--width", type=int, default=1024, help="embedding width d (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--coco", required=True, type=existing_folder, help="folder with annotations/ and val2017_images/")
+    parser.add_argument("--sizes", type=positive, nargs="+", default=[250, 500, 1000], help="numbers of images")
+    parser.add_argument("--width", type=positive, default=1024, help="embedding width d (default: %(default)s)")
+    parser.add_argument("--batch-size", type=positive, default=64)
+    parser.add_argument("--window-images", type=window_setting, nargs="+", default=["default"], metavar="N",
+                        help="images whose texts the engine plans together, each measured side by side ('default': "
+                             "the engine's; a number above the sizes plans every text at once, as 0.2.0 did)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the builds (default: a temporary one)")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if not (args.coco / "annotations" / "captions_val2017.json").is_file():
+        parser.error(f"--coco {args.coco}: no annotations/captions_val2017.json there; give the folder with "
+                     "annotations/ and val2017_images/")
+    return args
 
 
 def image_folder(coco: Path, captions: dict, folder: Path) -> Path:
@@ -85,10 +101,11 @@ def wide_model(folder: Path, width: int) -> str:
     return f"random:local-dir:{folder}"
 
 
-def measure(model: str, dataset: Path, out: Path, batch_size: int) -> dict:
-    """Score ``dataset`` in a fresh process; its rows, seconds and peak RSS."""
+def measure(model: str, dataset: Path, out: Path, batch_size: int, window: str) -> dict:
+    """Score ``dataset`` in a fresh process (texts planned by windows of ``window`` images); its rows, seconds and
+    peak RSS."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), *sys.path]))}
-    done = subprocess.run([sys.executable, "-c", CHILD, model, str(dataset), str(out), str(batch_size)],
+    done = subprocess.run([sys.executable, "-c", CHILD, model, str(dataset), str(out), str(batch_size), window],
                           capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         sys.exit(f"scoring {dataset} failed:\n{done.stderr[-3000:]}")
@@ -108,23 +125,24 @@ def main() -> None:
         model = wide_model(work / f"wide-tiny-d{args.width}", args.width)
         print(f"model: random open_clip, tiny towers, d = {args.width}; --cache-dir none, --num-workers 0, "
               f"batch {args.batch_size}")
-        print(f"{'images':>7} {'rows':>9} {'texts':>9} {'peak RSS MB':>12} {'rows/s':>9} {'seconds':>8} "
+        print(f"{'window':>8} {'images':>7} {'rows':>9} {'texts':>9} {'peak RSS MB':>12} {'rows/s':>9} {'seconds':>8} "
               f"{'at end: anon MB':>15} {'file-mapped MB':>14}")
-        sizes, peaks = [], []
-        for n in sorted(args.sizes):
-            dataset = build(args.coco, images, n, work / f"val2017-{n}")
-            result = measure(model, dataset, work / f"scores-{n}", args.batch_size)
-            peak_mb = result["peak_rss"] / 2**20
-            sizes.append(n)
-            peaks.append(peak_mb)
-            print(f"{n:>7,} {result['rows']:>9,} {result['texts']:>9,} {peak_mb:>12.0f} "
-                  f"{result['rows'] / result['seconds']:>9.0f} {result['seconds']:>8.1f} "
-                  f"{_mb(result['end_anon']):>15} {_mb(result['end_file']):>14}")
-        if len(sizes) > 1:
-            slope, intercept = np.polyfit(np.array(sizes) / 1000, peaks, 1)
-            print(f"growth: {slope:.0f} MB peak RSS per 1,000 images (least squares over {len(sizes)} sizes)")
-            print(f"extrapolated to {PAPER_IMAGES:,} images: {(intercept + slope * PAPER_IMAGES / 1000) / 1024:.1f} GB")
+        datasets = {n: build(args.coco, images, n, work / f"val2017-{n}") for n in sorted(args.sizes)}
+        peaks: dict[str, list[float]] = {window: [] for window in args.window_images}
+        for n, dataset in datasets.items():  # the settings alternate at each size: the machine's drift hits both
+            for window in args.window_images:
+                result = measure(model, dataset, work / f"scores-{n}", args.batch_size, window)
+                peaks[window].append(result["peak_rss"] / 2**20)
+                print(f"{window:>8} {n:>7,} {result['rows']:>9,} {result['texts']:>9,} {peaks[window][-1]:>12.0f} "
+                      f"{result['rows'] / result['seconds']:>9.0f} {result['seconds']:>8.1f} "
+                      f"{_mb(result['end_anon']):>15} {_mb(result['end_file']):>14}")
+        for window, peak in peaks.items():
+            if len(datasets) > 1:
+                slope, intercept = np.polyfit(np.array(list(datasets)) / 1000, peak, 1)
+                print(f"window {window}: growth {slope:.0f} MB peak RSS per 1,000 images (least squares over "
+                      f"{len(datasets)} sizes); extrapolated to {PAPER_IMAGES:,} images: "
+                      f"{(intercept + slope * PAPER_IMAGES / 1000) / 1024:.1f} GB")
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -51,6 +51,7 @@ from lgip_metric.models.factory import loader_workers
 from lgip_metric.scoring.score_inputs import image_positions, read_rows, unique_texts
 from lgip_metric.scoring.distributed import Context
 from lgip_metric.scoring.texts import batch_inputs, plan_batches
+from script_args import folder_or_hub_id, non_negative, positive, run
 
 PAPER_IMAGES = 40_000
 
@@ -59,22 +60,27 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="random:clip-vit-b16", help="any lgip model name (default: %(default)s)")
     parser.add_argument("--pretrained", default=None)
-    parser.add_argument("--dataset", default=str(SAMPLE_DIR), help="LGIP folder or Hub id (default: embedded sample)")
-    parser.add_argument("--rows", type=int, default=None, help="score only the first N rows (default: all)")
-    parser.add_argument("--naive-rows", type=int, default=24, help="rows timed for the naive reference")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--dataset", type=folder_or_hub_id, default=str(SAMPLE_DIR),
+                        help="LGIP folder or Hub id (default: embedded sample)")
+    parser.add_argument("--rows", type=positive, default=None, help="score only the first N rows (default: all)")
+    parser.add_argument("--naive-rows", type=non_negative, default=24,
+                        help="rows timed for the naive reference (0: no naive reference)")
+    parser.add_argument("--batch-size", type=positive, default=32)
     parser.add_argument("--device", default=None)
-    parser.add_argument("--num-workers", type=int, default=None)
+    parser.add_argument("--num-workers", type=non_negative, default=None)
     parser.add_argument("--drift", nargs="*", default=[], choices=["fp16", "bf16"], help="autocast precisions to compare")
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--repeat", type=positive, default=1,
                         help="rounds of the engines and text floors, packed and unpacked alternating in each; the "
                              "medians are printed (the machine's load moves one run's time by 15%% and more)")
     parser.add_argument("--quick", action="store_true",
                         help="only the tree-packed engine and the new floor (and --drift): no unpacked engine, naive "
                              "loop or old floor; what fits a short GPU lease")
     args = parser.parse_args()
-    if args.repeat < 1:
-        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    from lgip_metric.models import resolve_model
+    from lgip_metric.models.factory import select_device
+
+    resolve_model(args.model, args.pretrained)  # an unknown model or device: refused before the work
+    select_device(args.device)
     return args
 
 
@@ -239,8 +245,9 @@ def main() -> None:
             plain_s, plain_run = middle(plain_runs)
             print(f"unpacked  {n / plain_s:10.1f} pairs/s   encode+score {engine_seconds(plain_runs)}; {projection(plain_run)}")
             print(f"exact     packed against unpacked: {agreement(run, plain_run)}")
-            naive_s = naive(encoder, rows, cells, args.naive_rows)
-            print(f"naive     {1 / naive_s:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows")
+            naive_s = naive(encoder, rows, cells, args.naive_rows) if args.naive_rows else None
+            print(f"naive     {1 / naive_s:10.1f} pairs/s   {naive_s * 1000:.1f} ms per row over {args.naive_rows} rows"
+                  if naive_s else "naive     not timed (--naive-rows 0)")
             plain = load_model(args.model, pretrained=args.pretrained, device=args.device, tree_packing=False)
             unpacked = text_batches(plain, texts, args.batch_size)
         timed = {"old": [], "new": []}
@@ -267,8 +274,8 @@ def main() -> None:
             print(f"texts     tokens computed new/old floor = {new_tokens / old_tokens:.3f}; text phase old/new: floor "
                   f"{old_s / new_s:.2f}x, engine {text_s['plain'] / text_s['packed']:.2f}x ({text_s['plain']:.2f} s -> "
                   f"{text_s['packed']:.2f} s{', medians' if args.repeat > 1 else ''}{each})")
-            print(f"ratios    engine/naive = {n / engine_s * naive_s:.1f}x   engine/floor = {n / engine_s / floor:.2f}"
-                  f"   (floor: the new one)")
+            naive_ratio = f"engine/naive = {n / engine_s * naive_s:.1f}x   " if naive_s else ""
+            print(f"ratios    {naive_ratio}engine/floor = {n / engine_s / floor:.2f}   (floor: the new one)")
         else:
             print(f"ratios    engine/floor = {n / engine_s / floor:.2f}   (floor: the new one)")
         if args.drift:
@@ -287,4 +294,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -15,11 +15,13 @@ import json
 from pathlib import Path
 
 from lgip_dataset import hub_io, schema
+from lgip_dataset.atomic import check_output_file
 from lgip_dataset.ngram import BigramKN
 from lgip_metric import stats
 from lgip_metric.statistics import blind
 from lgip_metric.report.tables import markdown
 from lgip_dataset.ngram import TrigramKN
+from script_args import existing_folder, run
 
 
 def blind_summary(folder: Path) -> dict:
@@ -43,9 +45,11 @@ def blind_summary(folder: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folder", type=existing_folder, help="a folder written by `lgip build`")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
     args = parser.parse_args()
+    if args.json:
+        check_output_file(args.json, "--json")
     summary = blind_summary(args.folder)
     rows = [[t, summary["flip_rows"][t], f"{summary['bigram']['per_type'][t]:.3f}",
              f"{summary['trigram']['per_type'][t]:.3f}"] for t in summary["bigram"]["per_type"]]
@@ -61,4 +65,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

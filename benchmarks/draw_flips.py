@@ -21,12 +21,13 @@ from pathlib import Path
 
 from lgip_dataset.errors import LGIPError
 from lgip_dataset.judging import draw
+from script_args import positive
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folder", type=Path, help="a folder written by `lgip build`")
-    parser.add_argument("--n", type=int, default=60, help="flips to draw (default 60)")
+    parser.add_argument("--n", type=positive, default=60, help="flips to draw (default 60)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     parser.add_argument("--types", default="object,color,count", help="comma-separated flip types")
     args = parser.parse_args(argv)

@@ -33,6 +33,7 @@ from lgip_dataset.perturb.plausibility import count_captions
 from lgip_dataset.perturb.registry import resolve_families
 from lgip_dataset.skips import SkipLog
 from lgip_dataset.statistics_captions import read_statistics_files, statistics_captions
+from script_args import positive, run
 
 COCO_2017_CAPTIONS = 591_753 + 25_014  # train2017 + val2017
 
@@ -41,10 +42,10 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--captions", type=Path, required=True, help="the build's captions file (sampled)")
     parser.add_argument("--statistics-captions", type=Path, nargs="*", default=[], help="more captions for the pool")
-    parser.add_argument("--sample", type=int, default=2000, help="captions sampled for the coverage")
+    parser.add_argument("--sample", type=positive, default=2000, help="captions sampled for the coverage")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.125, 0.25, 0.5, 0.75, 1.0])
-    parser.add_argument("--project", type=int, default=COCO_2017_CAPTIONS, help="captions to project coverage to")
+    parser.add_argument("--project", type=positive, default=COCO_2017_CAPTIONS, help="captions to project coverage to")
     return parser.parse_args()
 
 
@@ -97,4 +98,4 @@ def main() -> None:
               f"first, {shares[-1] + last * doublings:.1%} with the second (returns diminish: a projection only)")
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -1,4 +1,4 @@
-"""The hard flips judged by instruments no build uses, at several sizes: the held-out figures of the card.
+"""The hard flips (and the paper's) judged by instruments no build uses, at several sizes: the card's held-out figures.
 
 Builds the default ``core,hard`` set from nested val2017 subsets (``--sizes``, in captions), all of val2017 (where
 the rules were tuned), the Karpathy test images not in val2017 (captions no rule was tuned on) and val2017 plus
@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ANNOTATIONS = REPO.parent / "shared" / "coco" / "annotations"
 VAL2017, KARPATHY = "captions_val2017.json", "coco_karpathy_test.json"
 TYPES = ("hard_object", "hard_color", "hard_count")
+PAPER = ("object", "color", "count")  # the paper's flips, audited apart so the hard flips' partitions stay their own
 COMPOSITIONAL = ("hard_relation", "spatial", "binding")  # audited on a --families all build's validated config
 STANDARD = {"per_type_max": 0.57, "min": 0.45}  # what every held-out instrument must read for a family to be reported clean
 
@@ -74,18 +75,30 @@ def timed_build(captions: Path, out: Path, seed: int, num_images: int | None, wo
 
 
 def audited(folder: Path, corpus_file: Path | None, seed: int) -> dict:
-    """The held-out figures of a build's hard flips (and its recorded in-sample ones)."""
+    """The held-out figures of a build's hard flips and, audited apart, its paper flips (and its recorded in-sample
+    ones)."""
     from lgip_metric import audit
 
     source = audit.from_build(folder)
-    rows = audit.flip_rows(source.frame, types=list(TYPES), where=str(folder))
-    corpus = (audit.corpus_captions(corpus_file, rows["image_id"].unique(), source.frame["caption"].unique())
-              if corpus_file else None)
-    result = audit.audit(source.frame, types=list(TYPES), seed=seed, corpus=corpus, bootstrap=200)
     keep = ("pairs", "images", "learners", "typicality", "corpus_typicality", "trigram", "corpus_trigram", "bigram")
-    figures = {name: {k: v for k, v in entry.items() if k in keep}
-               for name, entry in [*result["blocks"].items(), *result["per_type"].items()]}
-    return {"figures": figures, "in_sample": source.in_sample, "corpus": result["settings"].get("corpus")}
+    figures, described = {}, []
+    for types in (TYPES, PAPER):
+        rows = audit.flip_rows(source.frame, types=list(types), where=str(folder))
+        corpus = (audit.corpus_captions(corpus_file, rows["image_id"].unique(), source.frame["caption"].unique())
+                  if corpus_file else None)
+        result = audit.audit(source.frame, types=list(types), seed=seed, corpus=corpus, bootstrap=200)
+        figures |= {name: {k: v for k, v in entry.items() if k in keep}
+                    for name, entry in [*result["blocks"].items(), *result["per_type"].items()]}
+        described.append(result["settings"].get("corpus"))
+    return {"figures": figures, "in_sample": source.in_sample, "corpus": described[0],  # the hard flips' corpus
+            "coverage": coverage(source.frame)}
+
+
+def coverage(frame) -> dict:
+    """The share of the build's images with at least one hard flip, and with one of each hard type."""
+    images = frame["image_id"].nunique()
+    shares = {t: frame.loc[frame["type"] == t, "image_id"].nunique() / images for t in TYPES}
+    return {"hard flips": frame.loc[frame["type"].isin(TYPES), "image_id"].nunique() / images, **shares}
 
 
 def _instruments(entry: dict) -> dict:
@@ -156,13 +169,19 @@ def markdown(records: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from script_args import positive, whole_list  # here: the tests load this file's functions without its folder
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotations", type=Path, default=DEFAULT_ANNOTATIONS,
                         help=f"folder with {VAL2017} and {KARPATHY}")
-    parser.add_argument("--sizes", default="6000,12000", help="val2017 subsets, in captions (default: %(default)s)")
-    parser.add_argument("--seeds", default="0", help="build seeds of the val2017 set (default: %(default)s)")
+    parser.add_argument("--sizes", type=whole_list(1), default="6000,12000",
+                        help="val2017 subsets, in captions (default: %(default)s)")
+    parser.add_argument("--seeds", type=whole_list(0), default="0", help="build seeds of the val2017 set (default: %(default)s)")
+    parser.add_argument("--no-subsets", action="store_true", help="leave out the val2017 subsets")
+    parser.add_argument("--no-val2017", action="store_true", help="leave out all of val2017 (every --seeds)")
+    parser.add_argument("--no-karpathy", action="store_true", help="leave out the Karpathy test images not in val2017")
     parser.add_argument("--no-merged", action="store_true", help="leave out val2017 + Karpathy test")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=positive, default=2)
     parser.add_argument("--compositional", action="store_true",
                         help="also build val2017 + Karpathy test with --families all and audit the validated config's "
                              f"{', '.join(COMPOSITIONAL)}")
@@ -173,14 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output path without suffix (.json and .md written)")
     args = parser.parse_args(argv)
     val = args.annotations / VAL2017
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = args.seeds
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        plan = [(f"val2017 subset, seed {seeds[0]}", val, seeds[0], int(size) // 5, val.parent / KARPATHY)
-                for size in args.sizes.split(",") if size]
-        plan += [(f"val2017, seed {seed}", val, seed, None, val.parent / KARPATHY) for seed in seeds]
-        plan.append((f"Karpathy test images not in val2017, seed {seeds[0]}", merged_captions(args.annotations, tmp, False),
-                     seeds[0], None, val))
+        plan = [(f"val2017 subset, seed {seeds[0]}", val, seeds[0], size // 5, val.parent / KARPATHY)
+                for size in ([] if args.no_subsets else args.sizes)]
+        plan += [(f"val2017, seed {seed}", val, seed, None, val.parent / KARPATHY)
+                 for seed in ([] if args.no_val2017 else seeds)]
+        if not args.no_karpathy:
+            plan.append((f"Karpathy test images not in val2017, seed {seeds[0]}",
+                         merged_captions(args.annotations, tmp, False), seeds[0], None, val))
         if not args.no_merged:
             plan.append((f"val2017 + Karpathy test, seed {seeds[0]}", merged_captions(args.annotations, tmp), seeds[0],
                          None, None))

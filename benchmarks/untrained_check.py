@@ -22,17 +22,21 @@ from lgip_dataset import hub_io, schema
 from lgip_metric import audit
 from lgip_metric.report.tables import markdown
 from lgip_metric.testing import make_untrained_siglip
+from lgip_dataset.atomic import check_output_file
+from script_args import existing_folder, run
 
 CLIP = "clip-vit-b16"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="a folder written by `lgip build`")
-    parser.add_argument("--images", type=Path, required=True, help="folder of the COCO images to score")
+    parser.add_argument("folder", type=existing_folder, help="a folder written by `lgip build`")
+    parser.add_argument("--images", type=existing_folder, required=True, help="folder of the COCO images to score")
     parser.add_argument("--types", default="hard_object,hard_color,hard_count,object,color,count")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.json:
+        check_output_file(args.json, "--json")
     rows = audit.flip_rows(audit.from_build(args.folder).frame, types=args.types.split(","))
     with tempfile.TemporaryDirectory(prefix="lgip-untrained-") as tmp:
         captions = hub_io.load_config(args.folder, schema.CAPTIONS)["caption"]
@@ -51,4 +55,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -3,9 +3,14 @@
 Joins the JSON of ``benchmarks/held_out_audit.py`` with the verdicts of several blind judges on a sealed draw
 (``lgip judge draw`` then one labels file per judge)::
 
-    python benchmarks/held_out_audit.py --out runs/held_out
+    python benchmarks/held_out_audit.py --compositional --out runs/held_out
+    python benchmarks/held_out_audit.py --seeds 1 --no-subsets --no-karpathy --no-merged --out runs/held_out_seed1
     lgip judge draw BUILD --types hard_object,hard_color,hard_count --n 150 --seed SEED --sheet sheet.md --key key.json
-    python builders/held_out_reference.py runs/held_out.json --key key.json --seed SEED --labels a.tsv b.tsv c.tsv
+    python builders/held_out_reference.py runs/held_out.json runs/held_out_seed1.json --key key.json --seed SEED \
+        --labels a.tsv b.tsv c.tsv
+
+A run that audits some sets again joins the reference record it adds to (``lgip_dataset/reference/held_out_audit.json
+runs/again.json``): its records replace those sets' in place.
 
 then rebuild the sample (``builders/build_sample.py``) so its card shows them.
 """
@@ -50,17 +55,38 @@ def judged(key: Path, labels: list[Path], seed: int) -> dict:
             "per_type": tally["per_type"]}
 
 
+def joined(runs: list[dict], paths: list[Path]) -> dict:
+    """One record of several runs of the benchmark (or of an earlier reference record): the first run's provenance,
+    every run's records in order, where a later run's record of the same set replaces the earlier one in its place
+    (naming its run's ``git_hash`` where it differs), and the compositional verdicts of the first run that has them.
+    Runs of other hard families or lgip versions are refused."""
+    runs = [run if "hard_families_version" in run else {**_benchmark("held_out_audit").provenance(), **run}
+            for run in runs]  # a run written before the benchmark recorded its provenance
+    for path, run in zip(paths, runs):
+        for key in ("hard_families_version", "lgip_version"):
+            if run[key] != runs[0][key]:
+                raise SystemExit(f"{path}: {key} {run[key]}, but {paths[0]} has {runs[0][key]}; join runs of one version")
+    compositional = [run["compositional"] for run in runs if "compositional" in run]
+    records: dict[tuple, dict] = {}  # a set is its name and size: the val2017 subsets share a name
+    for run in runs:
+        for record in run["records"]:
+            stamp = {} if run.get("git_hash") == runs[0].get("git_hash") else {"git_hash": run.get("git_hash")}
+            records[record["set"], record["captions"]] = {**record, **stamp}
+    return {**{k: v for k, v in runs[0].items() if k not in ("records", "compositional", "judged")},
+            "records": list(records.values()),
+            **({"compositional": compositional[0]} if compositional else {})}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("figures", type=Path, help="the JSON written by benchmarks/held_out_audit.py")
+    parser.add_argument("figures", type=Path, nargs="+",
+                        help="the JSON written by benchmarks/held_out_audit.py (several: their records joined, in order)")
     parser.add_argument("--key", type=Path, required=True, help="the sealed draw's key (`lgip judge draw`)")
     parser.add_argument("--seed", type=int, required=True, help="the seed the sealed draw was drawn with")
     parser.add_argument("--labels", type=Path, nargs="+", required=True, help="one labels file per judge")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    figures = json.loads(args.figures.read_text(encoding="utf-8"))
-    if "hard_families_version" not in figures:  # written before the benchmark recorded its provenance
-        figures = {**_benchmark("held_out_audit").provenance(), **figures}
+    figures = joined([json.loads(path.read_text(encoding="utf-8")) for path in args.figures], args.figures)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     record = {**figures, "judged": judged(args.key, args.labels, args.seed)}
     args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from importlib.metadata import version
 from pathlib import Path
 
-import gradio
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, SpaceCard
 from packaging.requirements import InvalidRequirement, Requirement
@@ -30,6 +30,7 @@ METRIC_KEYS = ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "
 MIN_PYTHON = (3, 11)
 METRIC_TAGS = {"evaluate", "metric"}
 UNFINISHED = ("*.tmp", "build_key.json")  # left only by an interrupted `lgip build`
+GRADIO_VERSION = version("gradio")  # the installed gradio the apps are tested with (read without importing it)
 
 
 class PublishError(LGIPError):
@@ -171,9 +172,9 @@ def check_space_card(folder: Path, required: tuple[str, ...], problems: list) ->
             problems.append(f"{path}: the YAML header lacks `{key}`")
     if data.get("sdk") not in (None, "gradio"):
         problems.append(f"{path}: sdk is {data['sdk']!r}, expected 'gradio'")
-    if data.get("sdk_version") and str(data["sdk_version"]) != gradio.__version__:
+    if data.get("sdk_version") and str(data["sdk_version"]) != GRADIO_VERSION:
         problems.append(f"{path}: sdk_version {data['sdk_version']} differs from the installed gradio "
-                        f"{gradio.__version__} the app is tested with")
+                        f"{GRADIO_VERSION} the app is tested with")
     for key in ("colorFrom", "colorTo"):
         if data.get(key) and data[key] not in HUB_COLORS:
             problems.append(f"{path}: {key} {data[key]!r} is not a Hub color ({', '.join(sorted(HUB_COLORS))})")
@@ -209,13 +210,14 @@ def check_requirements(path: Path, problems: list) -> list[Requirement]:
         except InvalidRequirement as err:
             problems.append(f"{path}:{number}: {err}")
     for req in requirements:
-        if req.name == "gradio" and not req.specifier.contains(gradio.__version__):
-            problems.append(f"{path}: gradio{req.specifier} conflicts with sdk_version {gradio.__version__}")
+        if req.name == "gradio" and not req.specifier.contains(GRADIO_VERSION):
+            problems.append(f"{path}: gradio{req.specifier} conflicts with sdk_version {GRADIO_VERSION}")
     return requirements
 
 
-def check_metric(folder: Path, script: str) -> list[str]:
-    """The staged metric Space: card header, requirements, and the module loads with ``evaluate``."""
+def check_metric(folder: Path, script: str, repo_id: str) -> list[str]:
+    """The staged metric Space ``repo_id``: card header, the card's ``evaluate.load("repo_id")``,
+    requirements, and the module loads with ``evaluate``."""
     import evaluate
 
     problems = _Problems()
@@ -223,6 +225,9 @@ def check_metric(folder: Path, script: str) -> list[str]:
     if data and not METRIC_TAGS <= set(data.get("tags") or []):
         problems.append(f"{folder / 'README.md'}: tags must include {', '.join(sorted(METRIC_TAGS))} "
                         "(that is how the Hub lists evaluate modules)")
+    if data and f'evaluate.load("{repo_id}")' not in (folder / "README.md").read_text(encoding="utf-8"):
+        problems.append(f'{folder / "README.md"}: the card does not show evaluate.load("{repo_id}"), the line that '
+                        "loads the module once it is published")
     check_requirements(folder / "requirements.txt", problems)
     if not problems:
         try:
@@ -230,8 +235,8 @@ def check_metric(folder: Path, script: str) -> list[str]:
         except Exception as err:  # whatever evaluate raises, the module would be broken on the Hub
             problems.append(f"evaluate.load({script!r}) fails on the staged files: {err}")
     problems.raise_if_any(f"metric module {folder}")
-    return [f"README.md header has {', '.join(METRIC_KEYS)}; sdk_version = gradio {gradio.__version__}; "
-            f"python_version = {data['python_version']}",
+    return [f"README.md header has {', '.join(METRIC_KEYS)}; sdk_version = gradio {GRADIO_VERSION}; "
+            f"python_version = {data['python_version']}; the card shows evaluate.load(\"{repo_id}\")",
             f"evaluate.load loads the staged {script} with its local imports"]
 
 
@@ -247,7 +252,7 @@ def check_space(folder: Path, model_ids: set[str]) -> list[str]:
     results = sorted((folder / "results").glob("*.json"))
     check_results(results, problems)
     problems.raise_if_any(f"Space {folder}")
-    return [f"README.md header has {', '.join(SPACE_KEYS)}; sdk_version = gradio {gradio.__version__}; "
+    return [f"README.md header has {', '.join(SPACE_KEYS)}; sdk_version = gradio {GRADIO_VERSION}; "
             f"python_version = {data['python_version']}; models = the {len(model_ids)} registry Hub ids",
             f"{len(results)} results file(s), none made with random weights, all on one dataset"]
 

@@ -136,7 +136,9 @@ def load_json(path: Path, what: str = "captions file",
         raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
-def _add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: SkipLog, cleaned: SkipLog | None) -> None:
+def add_caption(entry: ImageEntry, caption_id: str, raw, where: str, skips: SkipLog, cleaned: SkipLog | None) -> None:
+    """Add one raw caption to ``entry``, cleaned (what cleaning changed counted in ``cleaned``), or count the skip
+    in ``skips`` at ``where``: every reader of captions takes them through here."""
     if not isinstance(raw, str):
         skips.add("caption not a string", where, repr(raw)[:80])
         return
@@ -207,7 +209,7 @@ def read_coco_captions(path: str | Path, skips: SkipLog, cleaned: SkipLog | None
         if entry is None:
             skips.add("caption without image entry", where, f"image_id {ann['image_id']}")
             continue
-        _add_caption(entry, f"c{ann_id}", ann.get("caption"), where, skips, cleaned)
+        add_caption(entry, f"c{ann_id}", ann.get("caption"), where, skips, cleaned)
     return [entries[i] for i in sorted(entries)]
 
 
@@ -249,7 +251,7 @@ def read_karpathy(path: str | Path, skips: SkipLog, cleaned: SkipLog | None = No
         captions = item["caption"] if isinstance(item["caption"], list) else [item["caption"]]
         for raw in captions:
             n = len(entry.captions)
-            _add_caption(entry, f"k{image_id}_{n}", raw, f"{path.name}: entry [{index}]", skips, cleaned)
+            add_caption(entry, f"k{image_id}_{n}", raw, f"{path.name}: entry [{index}]", skips, cleaned)
     return [entries[i] for i in sorted(entries)]
 
 

@@ -16,6 +16,7 @@ from importlib import resources
 REFERENCE = "held_out_audit.json"
 TYPES = ("hard_object", "hard_color", "hard_count")
 HARD_BLOCK = "hard flips"
+PAPER_BLOCK, PAPER_TYPES = "paper flips", ("object", "color", "count")
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +43,13 @@ def _lm(figures: dict, key: str) -> str:
     return f"{figures[key]['PR']:.3f}" if figures.get(key) else "—"
 
 
+def _label(record: dict) -> str:
+    """A reference set's name with whether the rules were tuned on it."""
+    tuned = record.get("rules_tuned_on_it")
+    return record["set"] + ("" if tuned is None else " (rules tuned on it)" if tuned else
+                            " (held out: no rule tuned on it)")
+
+
 def table(reference: dict) -> str:
     """One row per reference set: captions, the hard set's and each type's held-out learners, the trigrams' PR."""
     names = " / ".join(LEARNERS)
@@ -54,15 +62,30 @@ def table(reference: dict) -> str:
         figures = record["audit"]["figures"]
         hard = figures[HARD_BLOCK]
         own = record["audit"]["in_sample"].get(HARD_BLOCK)
-        tuned = record.get("rules_tuned_on_it")
-        label = record["set"] + ("" if tuned is None else " (rules tuned on it)" if tuned else " (held out: no rule tuned on it)")
-        rows.append(f"| {label} | {record['captions']:,} | {_learners(hard)} | "
+        rows.append(f"| {_label(record)} | {record['captions']:,} | {_learners(hard)} | "
                     + " | ".join(_learners(figures[t]) for t in TYPES if t in figures)
                     + f" | {_typicality(hard)} | " + " | ".join(_typicality(figures[t]) for t in TYPES if t in figures)
                     + f" | {_lm(hard, 'corpus_trigram')} / {_lm(hard, 'trigram')} | "
                     + " / ".join(_lm(figures[t], "corpus_trigram") for t in TYPES if t in figures) + " | "
                     + (f"{own['accuracy']:.3f} |" if own else "— |"))
     return "\n".join(rows)
+
+
+def paper_table(reference: dict) -> str | None:
+    """One row per reference set that audited the paper's own flips (object, color, count) with the same
+    instruments: how far text alone goes on them, beside the hard flips' table (None where no set did)."""
+    names = " / ".join(LEARNERS)
+    rows = [f"| set | paper flips | {names} | object: {names} | color: {names} | count: {names} "
+            "| context typicality, corpus / other folds | trigram PR, corpus / other folds |",
+            "|---|---:|---|---|---|---|---|---|"]
+    for record in reference["records"]:
+        figures = record["audit"]["figures"]
+        paper = figures.get(PAPER_BLOCK)
+        if paper:
+            rows.append(f"| {_label(record)} | {paper['pairs']:,} | {_learners(paper)} | "
+                        + " | ".join(_learners(figures[t]) if t in figures else "—" for t in PAPER_TYPES)
+                        + f" | {_typicality(paper)} | {_lm(paper, 'corpus_trigram')} / {_lm(paper, 'trigram')} |")
+    return "\n".join(rows) if len(rows) > 2 else None
 
 
 def compositional_table(compositional: dict) -> str:
@@ -111,7 +134,16 @@ def card_section(info: dict) -> str | None:
             f"below it is an artifact too. Measured on the reference builds (hard families "
             f"{reference['hard_families_version']}, lgip {reference['lgip_version']}, commit {reference['git_hash']}, "
             f"{reference['machine']}) by `python benchmarks/held_out_audit.py`; the last column is in-sample, for "
-            f"comparison only.{note}\n\n" + table(reference) + judged_text + _compositional_text(reference))
+            f"comparison only.{note}\n\n" + table(reference) + _paper_text(reference) + judged_text
+            + _compositional_text(reference))
+
+
+def _paper_text(reference: dict) -> str:
+    """The paper's own flips under the same instruments, where the reference audited them."""
+    paper = paper_table(reference)
+    return "" if paper is None else (
+        "\n\nThe paper's own flips, under the same held-out instruments: how far text alone goes where the flip was "
+        "not chosen against it (a model's PR there partly measures its text tower).\n\n" + paper)
 
 
 def _compositional_text(reference: dict) -> str:

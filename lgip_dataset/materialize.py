@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
-from lgip_dataset import balance, schema, sugarcrepe
+from lgip_dataset import balance, imagefolder, saved_dataset, schema, sugarcrepe
 from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space, remove_stale_temps
 from lgip_dataset.card import write_card
 from lgip_dataset.coco import Caption, ImageEntry, read_captions, select_images
@@ -75,8 +75,9 @@ class BuildConfig:
     groups: bool = False  # mine EqBen-style 2x2 groups into the ``groups`` config
     statistics_captions: tuple[Path, ...] = ()  # captions files added to the hard flips' statistics
     judged: tuple[Path, ...] = field(default_factory=default_stores)  # label stores applied to the flips (judging)
+    caption_column: str | None = None  # ``imagefolder``/``dataset``: the captions' column (None: text, else caption)
     title: str = "LGIP: Language-Guided Invariance Probing"
-    extra_card_sections: list[str] = field(default_factory=list)
+    extra_card_sections: list = field(default_factory=list)  # Markdown, or functions of the build record giving it
 
 
 @dataclass
@@ -133,7 +134,7 @@ def build(config: BuildConfig, *, overwrite: bool = False, progress: bool = True
         _prepare_staging(staging, _build_key(config, captions_sha256, statistics, labels))
         counts, judged = _write_staging(staging, config, captions_sha256, perturber, selected, imported, skips, cleaned,
                                         progress, statistics, workers, labels)
-        _publish(staging, out, overwrite)
+        publish_folder(staging, out, overwrite)
     except DataError:
         shutil.rmtree(staging, ignore_errors=True)  # nothing to resume: the same inputs fail the same way
         raise
@@ -190,6 +191,14 @@ def _read_source(config: BuildConfig, skips: SkipLog,
             raise DataError("--from sugarcrepe needs --images: instances whose image is missing are skipped")
         entries, imported = sugarcrepe.read_sugarcrepe(config.captions, config.images, skips, cleaned)
         return entries, imported, sugarcrepe.sha256(config.captions)
+    if config.source == imagefolder.FORMAT:
+        entries, config.caption_column = imagefolder.read_imagefolder(config.captions, config.caption_column, skips,
+                                                                      cleaned)  # the column read, recorded
+        return entries, {}, imagefolder.sha256(config.captions)
+    if config.source == saved_dataset.FORMAT:  # its images written into config.images, where the build reads them
+        entries, config.caption_column = saved_dataset.read_saved(config.captions, config.caption_column, config.images,
+                                                                  skips, cleaned)
+        return entries, {}, saved_dataset.sha256(config.captions)
     return read_captions(config.captions, skips, cleaned), {}, file_sha256(Path(config.captions))
 
 
@@ -362,7 +371,7 @@ def _write_text_shards(
     captions = {name: [] for name in schema.CAPTION_FEATURES}
     pairs = {name: [] for name in schema.PAIR_FEATURES}
     figures = {name: [] for name in schema.PLAUSIBILITY_FEATURES}
-    counts = Counter()
+    counts, flipped = Counter(), Counter()  # flipped: the captions with a flip of each type
     todo = [(entry.image_id, caption) for entry in selected for caption in entry.captions]
     rows, balance_report = _perturbed(todo, perturber, seed, progress, imported, workers)
     if not_flipped is not None:
@@ -393,6 +402,7 @@ def _write_text_shards(
         counts["captions"] += 1
         counts["captions_with_paraphrase"] += bool(paraphrases)
         counts["captions_with_flip"] += bool(flips)
+        flipped.update({row["type"] for row in flips})
     if not pairs["row_id"]:
         raise DataError(f"--families {','.join(perturber.families)}: no variant for any of the {len(todo):,} captions "
                         "(none offers what these families edit); nothing to build: choose other families (e.g. core)")
@@ -404,7 +414,7 @@ def _write_text_shards(
         judged["validated_rows"] = _write_validated(staging, pairs)
     if figures["variant_id"]:
         _write_config_shards(staging / schema.PLAUSIBILITY, figures, schema.PLAUSIBILITY_FEATURES, PAIRS_PER_SHARD)
-    return _tidy_counts(counts), balance_report, judged
+    return {**_tidy_counts(counts), "captions_with_flip_per_type": dict(sorted(flipped.items()))}, balance_report, judged
 
 
 def _write_validated(staging: Path, pairs: dict[str, list]) -> int:
@@ -571,7 +581,8 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
         "captions_per_image": config.captions_per_image,
         "license_ids": list(config.license_ids) if config.license_ids else None,
         "image_ids": list(config.image_ids) if config.image_ids else None,
-        "source": {"format": config.source, "captions": Path(config.captions).name, "captions_sha256": captions_sha256},
+        "source": {"format": config.source, "captions": Path(config.captions).name, "captions_sha256": captions_sha256,
+                   **({"caption_column": config.caption_column} if config.caption_column else {})},
         "images_embedded": config.images is not None,
         "families": {n: {"kind": FAMILIES[n].kind, "version": FAMILIES[n].version} for n in families},
         "imported_types": {t: IMPORTED_TYPES.get(t, schema.FLIP) for t in counts["flips"] if t not in FAMILIES and t != "total"},
@@ -590,7 +601,7 @@ def _build_info(config: BuildConfig, captions_sha256: str, families: tuple[str, 
     }
 
 
-def _publish(staging: Path, out: Path, overwrite: bool) -> None:
+def publish_folder(staging: Path, out: Path, overwrite: bool) -> None:
     """Move the finished staging folder into place; an old ``out`` is replaced only at the end, and only with
     ``overwrite`` (another build may have published it meanwhile)."""
     if out.exists() and not overwrite:

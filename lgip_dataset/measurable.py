@@ -71,6 +71,29 @@ def lm_reason(image_ids, train_image_ids) -> str | None:
     return None
 
 
+def corpus_reason(image_ids, corpus_image_ids) -> str | None:
+    """Why the figures of an LM (or co-occurrence) trained on a caption corpus of other images are not measurable
+    on pairs of ``image_ids`` (None: they are): each pair is scored by the corpus captions of its own image's
+    statistics fold (:func:`lgip_dataset.ngram.image_fold`), so every fold holding a scored pair needs corpus
+    captions of at least ``MIN_IMAGES`` images of that fold; with fewer the pairs of that fold are scored by a
+    handful of captions or by an empty model."""
+    from lgip_dataset.ngram import image_fold
+
+    too_few = _too_few(image_ids)
+    if too_few:
+        return too_few
+    corpus = pd.Series([image_fold(i) for i in pd.unique(np.asarray(corpus_image_ids, dtype=object))], dtype=int)
+    if len(corpus) < MIN_IMAGES:
+        return f"the corpus has {len(corpus)} other image{'s' if len(corpus) != 1 else ''}, fewer than {MIN_IMAGES}"
+    for fold in sorted({image_fold(i) for i in pd.unique(np.asarray(image_ids, dtype=object))}):
+        images = int((corpus == fold).sum())
+        if images < MIN_IMAGES:
+            return (f"the corpus has {images} image{'s' if images != 1 else ''} in statistics fold {fold}, fewer than "
+                    f"{MIN_IMAGES}: the pairs of that fold would be scored by {'no' if not images else 'too few'} "
+                    "corpus captions")
+    return None
+
+
 def reasons(type_of, image_ids, named: list, folds: int, train_image_ids) -> dict:
     """Per named group of types (``[(name, members)]``: an audit's blocks and types), why its learners'
     accuracy (``"learner"``) and its n-gram LMs' PR (``"lm"``) are not measurable (None: they are)."""

@@ -1,7 +1,8 @@
 """LGIP, model side: scoring engine, statistics, the ``evaluate`` module and the report.
 
 The library API is :func:`score`, :func:`evaluate_model` and :func:`write_report` (see
-:mod:`lgip_metric.api`), imported on first use so that ``import lgip_metric`` stays light.
+:mod:`lgip_metric.api`), with :func:`metric_inputs` (a score table as the ``evaluate`` module's inputs),
+imported on first use so that ``import lgip_metric`` stays light.
 
 ``METRIC_PATH`` is the folder of the ``evaluate`` module (``lgip_metric.py`` and the modules it
 imports), so ``evaluate.load(str(METRIC_PATH))`` works from any directory once lgip is installed.
@@ -13,7 +14,8 @@ from lgip_metric import moved
 
 METRIC_PATH = Path(__file__).resolve().parent
 _API = {"score": "api", "evaluate_model": "api", "write_report": "api", "Results": "results.record",
-        "load_results": "results.record", "Provenance": "results.provenance"}
+        "load_results": "results.record", "Provenance": "results.provenance", "metric_inputs": "statistics.score_table",
+        "evaluate_models": "sweep"}
 moved.install()  # modules that moved into sub-packages in 0.2.0 still import by their old names
 
 __all__ = ["METRIC_PATH", *_API]

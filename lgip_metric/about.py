@@ -1,7 +1,7 @@
 """What LGIP says about itself wherever it is published: the citation, homepage, code and license.
 
 Imported by the ``evaluate`` module, which ships it beside ``lgip_metric.py`` and runs without the
-rest of the package on the Hub; so ``VERSION``, ``CITATION`` and ``HOMEPAGE`` are copies of
+rest of the package on the Hub; so ``VERSION``, ``CITATION``, ``REPO_ID`` and ``HOMEPAGE`` are copies of
 ``lgip_dataset.about``'s (their home, which the dataset card cites), tested equal to them and to
 the metric card's version and citation.
 """
@@ -12,6 +12,7 @@ CITATION = """@misc{lee2025lgip,
   year   = {2025},
   note   = {Department of Computer Science, Purdue University}
 }"""
-HOMEPAGE = "https://huggingface.co/datasets/lgip-benchmark/lgip"
-CODEBASE_URLS = ["https://huggingface.co/spaces/lgip-benchmark/lgip"]  # the evaluate module's own Space
+REPO_ID = "lgip-benchmark/lgip"  # the dataset repo and the evaluate module's Space (publish.py stamps its --repo-id)
+HOMEPAGE = f"https://huggingface.co/datasets/{REPO_ID}"
+CODEBASE_URLS = [f"https://huggingface.co/spaces/{REPO_ID}"]  # the evaluate module's own Space
 LICENSE = "apache-2.0"  # the code (setup.py); the dataset card states the data's licenses

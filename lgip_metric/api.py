@@ -12,6 +12,7 @@ ranks other than 0 get None (rank 0 writes and returns).
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -33,12 +34,18 @@ def is_main_rank() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
-def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
+def score(model, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
           config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32", device: str | None = None,
           cache_dir: str | Path | None = None, num_workers: int | None = None, progress: bool = True,
-          limit: int | None = None, tree_packing: bool = True, validated: bool = False):
+          limit: int | None = None, tree_packing: bool = True, validated: bool = False,
+          preprocess=None, tokenizer=None, processor=None):
     """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``; ``validated``
     keeps only the rows the validated rule keeps (:func:`lgip_dataset.judging.validated`).
+
+    ``model`` is a name or folder (:func:`~lgip_metric.models.resolve_model`), or a model object you hold: an
+    open_clip model with its ``preprocess`` and ``tokenizer``, or a transformers CLIP / SigLIP / SigLIP 2 model
+    with its ``processor`` (:func:`~lgip_metric.models.held_model`; it is put in eval mode on ``device``). The
+    provenance's ``held`` block then says what is known of it and what is not.
 
     Claims ``out`` (one writer per folder), writes ``scores.parquet`` and ``provenance.json`` there
     (removing an earlier run's results.json and report that described other scores:
@@ -49,6 +56,8 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
     from lgip_dataset import SAMPLE_DIR
     from lgip_metric.scoring.engine import score_dataset
 
+    _check_options(model, limit, validated)
+    model = _model(model, pretrained, preprocess, tokenizer, processor)
     with claimed_output(out, lock=is_main_rank()):
         run = score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
                             batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
@@ -59,13 +68,42 @@ def score(model: str, out: str | Path, *, dataset: str | Path | None = None, pre
         return replace(run, superseded=tuple(results_file.remove_superseded(out, run.provenance.scores["sha256"])))
 
 
-def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
+def _check_options(model, limit, validated) -> None:
+    """Refuse, before any work, what the CLI's own checks refuse: no model, a ``limit`` that is no whole number
+    >= 1, a ``validated`` that is no bool (a string such as "no" would read as true)."""
+    from lgip_metric.models import ModelError
+
+    if model is None:
+        raise ModelError("model=None: give a model name (such as 'clip-vit-b16'), a model folder, or a model object "
+                         "with its preprocess= and tokenizer= (open_clip) or processor= (transformers)")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1):
+        raise DataError(f"limit= must be a whole number at least 1 (or None for every row), got {limit!r}")
+    if not isinstance(validated, bool):
+        raise DataError(f"validated= must be True or False, got {validated!r}")
+
+
+def _model(model, pretrained, preprocess, tokenizer, processor):
+    """A model name as it is; a model object as the spec of it and the objects beside it (refused with a
+    ``pretrained`` tag, which only a name takes)."""
+    from lgip_metric.models import ModelError, held_model, resolve_model
+
+    if not isinstance(model, str):
+        return resolve_model(held_model(model, preprocess=preprocess, tokenizer=tokenizer, processor=processor),
+                             pretrained)
+    if any(part is not None for part in (preprocess, tokenizer, processor)):
+        raise ModelError(f"preprocess=, tokenizer= and processor= go with a model object; the model {model!r} is a "
+                         "name, which loads its own")
+    return model
+
+
+def evaluate_model(model, out: str | Path, *, dataset: str | Path | None = None, pretrained: str | None = None,
                    config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32",
                    device: str | None = None, cache_dir: str | Path | None = None, num_workers: int | None = None,
                    progress: bool = True, limit: int | None = None, tree_packing: bool = True, bootstrap: int = 1000, seed: int = 0,
                    confidence: float = 0.95, pair_level: bool = False, extra_types: Sequence[str] = (),
-                   validated: bool = False) -> Results | None:
-    """Score ``model`` (:func:`score`, same options), compute the LGIP statistics, blind baselines and
+                   validated: bool = False, preprocess=None, tokenizer=None, processor=None) -> Results | None:
+    """Score ``model`` (:func:`score`, same options: a name, or a model object with its ``preprocess`` and
+    ``tokenizer`` or its ``processor``), compute the LGIP statistics, blind baselines and
     (when the dataset has groups) 2x2 group scores, write ``results.json`` into ``out`` once and
     return it as :class:`Results` holding the score table.
 
@@ -75,6 +113,7 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
     LGIP declares). ``validated``: the statistics of the rows the validated rule keeps (the score file holds
     those), with results.json's ``validated_vs_all`` giving each flip type's rows and PR on all rows and on them.
     """
+    _check_options(model, limit, validated)
     try:  # before any scoring: a bad option would otherwise surface only at the statistics
         stats.check_options(bootstrap, confidence)
     except stats.LGIPInputError as err:
@@ -82,7 +121,8 @@ def evaluate_model(model: str, out: str | Path, *, dataset: str | Path | None = 
     with claimed_output(out, lock=is_main_rank()):
         scored = score(model, out, dataset=dataset, pretrained=pretrained, config=config, batch_size=batch_size,
                        precision=precision, device=device, cache_dir=cache_dir, num_workers=num_workers,
-                       progress=progress, limit=limit, tree_packing=tree_packing, validated=validated)
+                       progress=progress, limit=limit, tree_packing=tree_packing, validated=validated,
+                       preprocess=preprocess, tokenizer=tokenizer, processor=processor)
         return _results(scored, out, limit=limit, batch_size=batch_size, precision=precision, device=device,
                         num_workers=num_workers, bootstrap=bootstrap, seed=seed, confidence=confidence,
                         pair_level=pair_level, extra_types=extra_types, validated=validated) if is_main_rank() else None
@@ -123,6 +163,9 @@ def write_report(results: Results | Sequence[Results], out: str | Path, *, paper
     from lgip_metric.report import write_report as write
 
     loaded = [results] if isinstance(results, Results) else list(results)
+    if not loaded or not all(isinstance(one, Results) for one in loaded):
+        raise DataError(f"write_report: give one Results or a non-empty list of them (what evaluate_model returns), "
+                        f"got {results!r:.80}")
     results_file.check_comparable(loaded)
     for one in loaded:
         one.check_scores()

@@ -67,6 +67,9 @@ def summary(results: dict) -> tuple[str, pd.DataFrame]:
     lines = [f"**Averaging:** {results['averaging']}", "",
              "| metric | value | 95% interval | base pairs | rows | images |", "|---|---:|---|---:|---:|---:|"]
     for metric in ("E_inv", "E_sens", "PR"):
+        if results[metric] is None:  # no row of its kind: the reason instead of a number
+            lines.append(f"| {metric} | — | {results['absent'][metric]} | 0 | 0 | 0 |")
+            continue
         low_high = results.get("intervals", {}).get(metric)
         counts = results["counts"][metric]
         interval = f"[{low_high[0]:.4f}, {low_high[1]:.4f}]" if low_high else "—"

@@ -18,6 +18,7 @@ from lgip_dataset.errors import LGIPError
 COMMANDS = {
     "perturb": ("lgip_dataset.commands.perturb", "Print the paraphrases and flips of one caption."),
     "build": ("lgip_dataset.commands.build", "Build a Hub-layout LGIP dataset folder from COCO."),
+    "export": ("lgip_dataset.commands.export", "Write a build's flips for another harness (CLIP_benchmark's SugarCrepe)."),
     "judge": ("lgip_dataset.commands.judge", "Blind judging of flips: draw sheets, merge labels into a store, report."),
     "score": ("lgip_metric.commands.score", "Score every (image, text) row of a dataset with a model."),
     "evaluate": ("lgip_metric.commands.evaluate", "Score a model and compute the LGIP statistics."),

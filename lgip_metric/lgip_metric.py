@@ -57,8 +57,11 @@ Examples:
 """
 from __future__ import annotations
 
+import json
+
 import datasets
 import evaluate
+import numpy as np
 
 from .about import CITATION, CODEBASE_URLS, HOMEPAGE, LICENSE
 from .stats import lgip_statistics, score_array
@@ -69,7 +72,7 @@ from .variant_types import VARIANT_TYPES
 # follow a relative import: ``evaluate`` would read it as the address to download the file from.
 from .stats_bootstrap import resample_images
 from .stats_ids import factorize_ids
-from .stats_inputs import LGIPInputError
+from .stats_inputs import LGIPInputError, check_ids_present
 from .stats_names import KINDS
 from .stats_paired import compare
 from .stats_result import check_options
@@ -89,10 +92,10 @@ numbers within ±1e100, booleans are refused):
     variant_kinds (`list` of `str`): "paraphrase" (feeds E_inv) or "flip" (feeds E_sens and PR).
     variant_types (`list` of `str`): {_type_names("paraphrase")} (paraphrases),
         {_type_names("flip")} (flips), or a type named in `extra_types`.
-    caption_ids (`list` of `str`): id of the base caption c (the dataset's `caption_id`); an id met
-        with several image ids counts once per image, with a `SharedCaptionWarning`.
-    image_ids (`list` of `int`): id of the image I (the dataset's `image_id`); a base pair is
-        (image, caption) and the bootstrap resamples images.
+    caption_ids (`list` of `str` or `int`): id of the base caption c (the dataset's `caption_id`); an
+        id met with several image ids counts once per image, with a `SharedCaptionWarning`.
+    image_ids (`list` of `int` or `str`): id of the image I (the dataset's `image_id`); a base pair
+        is (image, caption) and the bootstrap resamples images. Ids may be strings or numbers, mixed.
     pair_level (`bool`, default False): average over rows instead of over base pairs first.
     bootstrap (`int`, default 1000): image resamples for the intervals; 0 skips them.
     seed (`int`, default 0): seed of the resampling.
@@ -101,7 +104,9 @@ numbers within ±1e100, booleans are refused):
         the kind its rows name.
 Returns:
     `dict`: "E_inv", "E_sens", "PR" (floats; over the paper's core types template/marker and
-    object/color/count, named in "headline_types"), "averaging" ("base_pair" or "pair_level"),
+    object/color/count, named in "headline_types"; None when no row has their kind: flips alone
+    give E_sens and PR, paraphrases alone E_inv, and "absent" names each missing one with the reason),
+    "averaging" ("base_pair" or "pair_level"),
     "counts" (per metric: base_pairs, variant_rows, images), "intervals" (per metric: [low, high],
     when bootstrap > 0), "hard" (E_sens, PR, counts, intervals over the hard flips hard_object/
     hard_color/hard_count, when present), "per_type" (the same per variant type, with its "kind";
@@ -109,7 +114,9 @@ Returns:
 """
 
 
-# The columns of an LGIP ``pairs``/``scores`` row, typed as in the dataset schema.
+# The columns of an LGIP ``pairs``/``scores`` row. The ids are held as text that keeps their type (``ids_as_text``:
+# string image ids and integer caption ids pass) and are turned back into the ids given before the statistics.
+_IDS = ("caption_ids", "image_ids")
 _FEATURES = datasets.Features(
     {
         "original_scores": datasets.Value("float64"),
@@ -117,9 +124,40 @@ _FEATURES = datasets.Features(
         "variant_kinds": datasets.Value("string"),
         "variant_types": datasets.Value("string"),
         "caption_ids": datasets.Value("string"),
-        "image_ids": datasets.Value("int64"),
+        "image_ids": datasets.Value("string"),
     }
 )
+
+
+TEXT_TAG, JSON_TAG = "s", "j"  # how ``ids_as_text`` marks a string id, and any other id (written as JSON)
+
+
+def ids_as_text(ids, name: str) -> list[str]:
+    """Ids of any type the statistics take (strings, numbers, NumPy scalars) as text that :func:`ids_from_text`
+    turns back into the same values: one Arrow string column holds string image ids, integer caption ids, or both
+    kinds at once, and the statistics get exactly the ids given. Columns of one type take one pass."""
+    check_ids_present(ids, name)
+    values = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    if all(type(value) is str for value in values):
+        return [TEXT_TAG + value for value in values]
+    if all(type(value) is int for value in values):
+        return [JSON_TAG + str(value) for value in values]  # an int's JSON
+    return [_id_text(value, row, name) for row, value in enumerate(values)]
+
+
+def _id_text(value, row: int, name: str) -> str:
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, str):
+        return TEXT_TAG + value
+    if not isinstance(value, (int, float)):
+        raise LGIPInputError(f"{name}: row {row} is {value!r} ({type(value).__name__}); an id is a string or a number")
+    return JSON_TAG + json.dumps(value)
+
+
+def ids_from_text(texts) -> list:
+    """The ids :func:`ids_as_text` wrote, as they were given (each distinct text read once)."""
+    values = {text: text[1:] if text[0] == TEXT_TAG else json.loads(text[1:]) for text in dict.fromkeys(texts)}
+    return list(map(values.__getitem__, texts))
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -140,13 +178,18 @@ class LGIP(evaluate.Metric):
         )
 
     def add_batch(self, **columns):
-        """Refuse a missing column or boolean scores by name before ``evaluate`` casts them to float64."""
+        """Refuse a missing column or boolean scores by name before ``evaluate`` casts them to float64; hold the
+        ids as text that keeps their type."""
         for name in self._feature_names():
             if columns.get(name) is None:
                 raise ValueError(f"missing input {name!r}: pass one value per row for each of {list(_FEATURES)}")
         for name in ("original_scores", "variant_scores"):
             score_array(columns[name], name)
-        return super().add_batch(**columns)
+        return super().add_batch(**{**columns, **{name: ids_as_text(columns[name], name) for name in _IDS}})
+
+    def add(self, **row):
+        """One row (see ``add_batch``)."""
+        return self.add_batch(**{name: [value] for name, value in row.items()})
 
     def _compute(
         self,
@@ -167,9 +210,10 @@ class LGIP(evaluate.Metric):
             variant_scores,
             variant_kinds,
             variant_types,
-            caption_ids,
-            image_ids,
+            ids_from_text(caption_ids),
+            ids_from_text(image_ids),
             extra_types=extra_types or (),
+            require_both_kinds=False,
             pair_level=pair_level,
             bootstrap=bootstrap,
             seed=seed,

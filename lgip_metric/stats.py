@@ -45,7 +45,7 @@ from .stats_inputs import MAX_ABS_SCORE, LGIPInputError, SharedCaptionWarning, s
 from .stats_names import (AVERAGING, CORE_TYPES, DECLARED_TYPES, FLIP, HARD, HARD_TYPES, KINDS, METRICS, NWAY, NWAY_TYPES,
                           PARAPHRASE)
 from .stats_paired import compare, mcnemar_exact
-from .stats_result import bootstrap_info, check_both_kinds, check_options, empty_result, interval_label, place
+from .stats_result import absent_statistics, bootstrap_info, check_both_kinds, check_options, empty_result, interval_label, place
 from .stats_sums import Summary, hard_columns, headline_columns, merge, summarize
 
 __all__ = ["AVERAGING", "CORE_TYPES", "DECLARED_TYPES", "FLIP", "HARD", "HARD_TYPES", "KINDS", "MAX_ABS_SCORE", "METRICS",
@@ -70,12 +70,14 @@ def statistics(
     (per metric: ``[low, high]``), ``per_type`` (the same per type, with its ``kind``) and
     ``bootstrap`` (resamples, seed, confidence, unit "image").
 
-    A kind without rows is an error unless ``require_both_kinds=False`` (e.g. one caption with no
-    word to flip): then its metrics are None, with no counts or intervals.
+    A kind without rows is an error unless ``require_both_kinds=False`` (flips alone, paraphrases
+    alone, one caption with no word to flip): then its metrics are None, with no counts or
+    intervals, and ``absent`` names each of them with the reason.
     """
     check_options(bootstrap, confidence)
     if require_both_kinds:
         check_both_kinds(summary)
+    absent = absent_statistics(summary)
     resamples = multiplicities(len(summary.image_keys), bootstrap, seed) if bootstrap else None  # drawn meanwhile
     columns, numerators, denominators, which, support = per_image(summary, pair_level)
     values = numerators.sum(axis=0) / denominators.sum(axis=0)[which]
@@ -97,6 +99,8 @@ def statistics(
     if hard := hard_columns(summary.strata):
         result["headline_types"][HARD] = [summary.strata[i][0] for i in hard]
     result["bootstrap"] = bootstrap_info(bootstrap, seed, confidence)
+    if absent:
+        result["absent"] = absent
     return result
 
 
@@ -116,7 +120,8 @@ def lgip_statistics(
     require_both_kinds: bool = True,
 ) -> dict:
     """``statistics(summarize(...))``: the LGIP statistics of one model straight from its rows
-    (``require_both_kinds=False``: flips alone, or paraphrases alone, are enough; see ``statistics``)."""
+    (``require_both_kinds=False``, as the ``evaluate`` module passes: flips alone, or paraphrases alone, are
+    enough, the others named in ``absent``; see ``statistics``)."""
     summary = summarize(original_scores, variant_scores, variant_kinds, variant_types, caption_ids, image_ids,
                         extra_types=extra_types)
     return statistics(summary, pair_level=pair_level, bootstrap=bootstrap, seed=seed, confidence=confidence,

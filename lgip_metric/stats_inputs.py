@@ -214,6 +214,13 @@ def _check_one_original(original: np.ndarray, name: str, pair: np.ndarray, n_pai
             "a base pair has one image and one caption, so one original score")
 
 
+def check_ids_present(ids, name: str) -> None:
+    """Refuse a missing id (None or NaN) among ``ids`` as given (NumPy would make a NaN among strings "nan")."""
+    missing = first_missing(ids)
+    if missing is not None:
+        raise LGIPInputError(f"{name}: row {missing[0]} has no id ({missing[1]} such row(s)); give every row its id")
+
+
 def encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, extra_types):
     """Check the lengths of all inputs, then validate and encode them: (float scores, rows)."""
     labels = {
@@ -225,9 +232,7 @@ def encode(scores: dict, variant_kinds, variant_types, caption_ids, image_ids, e
     arrays = {name: _as_array(values, name) for name, values in scores.items()}
     _check_lengths(**arrays, **labels)
     for name, ids in (("caption_ids", caption_ids), ("image_ids", image_ids)):
-        missing = first_missing(ids)  # as given: NumPy would make a NaN among strings the text "nan"
-        if missing is not None:
-            raise LGIPInputError(f"{name}: row {missing[0]} has no id ({missing[1]} such row(s)); give every row its id")
+        check_ids_present(ids, name)
     arrays = {name: score_array(values, name) for name, values in arrays.items()}
     stratum, strata = _strata(labels["variant_kinds"], labels["variant_types"], extra_types)
     pair, pair_image, pair_caption, image_keys = base_pairs(labels["caption_ids"], labels["image_ids"])

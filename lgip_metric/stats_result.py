@@ -28,12 +28,20 @@ def interval_label(confidence: float) -> str:
     return f"{confidence * 100:g}% CI"
 
 
+def absent_statistics(summary: Summary) -> dict[str, str]:
+    """The headline statistics a summary cannot give (its rows hold no variant of their kind), each with the reason;
+    {} when it has rows of both kinds."""
+    present = {summary.strata[i][1] for i in np.flatnonzero(np.bincount(summary.cell_stratum))}  # cells have rows
+    return {metric: f"the {kind} set is empty: no row has kind {kind!r}, so {' and '.join(METRICS[kind])} cannot be "
+                    "computed"
+            for kind in (FLIP, PARAPHRASE) if kind not in present for metric in METRICS[kind]}
+
+
 def check_both_kinds(summary: Summary) -> None:
     """Refuse a summary without rows of each kind (one of E_inv and E_sens/PR could not be computed)."""
-    present = {summary.strata[i][1] for i in np.flatnonzero(np.bincount(summary.cell_stratum))}  # cells have rows
-    for kind, what in ((FLIP, "E_sens and PR"), (PARAPHRASE, "E_inv")):
-        if kind not in present:
-            raise LGIPInputError(f"the {kind} set is empty: no row has kind {kind!r}, so {what} cannot be computed")
+    absent = absent_statistics(summary)
+    if absent:
+        raise LGIPInputError(next(iter(absent.values())))
 
 
 def bootstrap_info(bootstrap: int, seed: int, confidence: float) -> dict:

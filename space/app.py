@@ -1,7 +1,8 @@
 """LGIP Space: does a CLIP-style model's image-text score survive paraphrases and catch semantic flips?
 
-Three tabs: **Probe** (one image and caption, its paraphrases and flips, scored by chosen models),
-**Leaderboard** (shipped results files and the paper's quoted rows, with the frontier plot) and
+Three tabs: **Probe** (one image and caption, its paraphrases and flips, scored by chosen models; a model
+that cannot load is named beside the others' results), **Leaderboard** (shipped results files and the runs
+of ``$LGIP_SPACE_RUNS`` beside the paper's quoted rows, with the frontier plot) and
 **Run** (``lgip evaluate`` on the embedded sample or the first N rows of the Hub dataset).
 
 Run locally from a checkout (``pip install -e .`` first)::
@@ -46,8 +47,12 @@ def default_dataset() -> str:
     return SpaceCard.load(HERE / "README.md").data.datasets[0]
 
 
-def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.RESULTS_DIR) -> gr.Blocks:
-    """The Gradio app. ``extra_models`` adds names (e.g. ``tiny-clip``) to the paper models' allow-list."""
+def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.RESULTS_DIR, runs_dir=None) -> gr.Blocks:
+    """The Gradio app. ``extra_models`` adds names (e.g. ``tiny-clip``) to the paper models' allow-list;
+    ``runs_dir`` (default: ``$LGIP_SPACE_RUNS``) is a folder of run folders the Leaderboard shows beside
+    ``results_dir``'s files."""
+    runs = runs_dir or os.environ.get(leaderboard.RUNS_ENV)
+    runs_dir = Path(runs) if runs else None
     pool = ModelPool(extra_models)
     sample = Sample(sample_dir)
     runs_root = Path(tempfile.gettempdir()) / "lgip-space-runs"
@@ -70,13 +75,15 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
             result = probe.perturb(caption, guards.check_seed(seed), families)
         except LGIPError as err:
             raise gr.Error(f"Families refused: {err}") from None
-        scores = [probe.score(pool.get(name), name, image, caption, result) for name in names]
-        labels = {name: pool.label(name) for name in names}
-        return (probe.highlight(result), probe.summary(scores, result, labels), probe.chart(scores, result, labels),
-                probe.table(scores, result, labels))
+        scores, failed = probe.score_each(pool.get, names, image, caption, result)
+        if not scores:
+            raise gr.Error(" ".join(failed.values()))
+        labels = {one.model: pool.label(one.model) for one in scores}
+        return (probe.highlight(result), probe.summary(scores, result, labels, failed),
+                probe.chart(scores, result, labels), probe.table(scores, result, labels))
 
     def show_leaderboard():
-        shipped = leaderboard.load_shipped(results_dir)
+        shipped = leaderboard.load_shipped(results_dir, runs_dir)
         return leaderboard.notes(shipped), leaderboard.table(shipped), leaderboard.frontier_png(shipped)
 
     @gpu(duration=300)
@@ -109,7 +116,7 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
                     image = guards.guard_uploads(gr.Image(
                         label="Image (upload one, or pick a sample below)", height=300, sources=["upload", "clipboard"],
                         type="pil", image_mode="RGB", format="png"))  # png: a picked sample round-trips losslessly
-                    credit = gr.Markdown()
+                    credit = gr.Markdown(label="Image credit")
                     picker = gr.Dropdown(choices=sample.choices(), value=None, label="Sample image")
                     gallery = gr.Gallery(value=sample.thumbnails(), columns=8, height=190, allow_preview=False,
                                          label="Embedded sample: click an image", elem_id="sample-gallery")
@@ -129,11 +136,11 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
                                               color_map=probe.TYPE_COLORS, show_legend=True, combine_adjacent=True,
                                               elem_id="variants", scale=3)
                 gr.Markdown(probe.HARD_NOTE, elem_id="hard-note")
-            summary = gr.Markdown(elem_id="probe-summary")
+            summary = gr.Markdown(label="Per-model summary", elem_id="probe-summary")
             chart = gr.Plot(label="Similarity of each variant against the caption's (dashed)", elem_id="probe-chart")
             scores = gr.Dataframe(label="Scores", interactive=False, wrap=True)
         with gr.Tab("Leaderboard"):
-            board_notes = gr.Markdown(notes)
+            board_notes = gr.Markdown(notes, label="Leaderboard notes")
             board_table = gr.Dataframe(value=board, interactive=False, pinned_columns=1,
                                        label="LGIP leaderboard (click a header to sort)")
             board_plot = gr.Image(value=frontier, label="Invariance–sensitivity frontier", type="filepath",
@@ -147,7 +154,7 @@ def build_demo(extra_models=(), sample_dir=SAMPLE_DIR, results_dir=leaderboard.R
                 dataset_id = gr.Textbox(value=default_dataset(), label="Hub dataset id")
                 rows = gr.Number(value=500, precision=0, minimum=1, maximum=guards.MAX_HUB_ROWS, label="First N rows")
             start = gr.Button("Run benchmark", variant="primary")
-            run_summary = gr.Markdown()
+            run_summary = gr.Markdown(label="Run summary")
             run_table = gr.Dataframe(label="This run beside the paper's quoted rows", interactive=False,
                                      pinned_columns=1)
             with gr.Row():

@@ -505,6 +505,30 @@ def case_score_edits_past_the_context_are_counted_and_warned(world, tmp):
     assert "77-token context" in outcome.out
 
 
+def case_score_variants_that_differ_only_in_case_or_spacing_tie_exactly(world, tmp):
+    data = _dataset_copy(world, tmp)
+    shard = next((data / "pairs").glob("*.parquet"))
+    table = pq.read_table(shard)
+    captions, variants = table.column("caption").to_pylist(), table.column("variant").to_pylist()
+    edits = {0: lambda c: c.upper(), 1: lambda c: "  " + c.replace(" ", "   ") + " ", 2: lambda c: c.swapcase()}
+    for row, edit in edits.items():
+        variants[row] = edit(captions[row])
+    pq.write_table(table.set_column(table.schema.get_field_index("variant"), "variant", pa.array(variants)), shard)
+    outcome = score(world, tmp, "--out", tmp / "o", dataset=data)
+    accepted(outcome)
+    provenance = json.loads((tmp / "o" / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["counts"]["read_alike_rows"] >= len(edits)
+    scores = pq.read_table(tmp / "o" / "scores.parquet").to_pandas().set_index("row_id")
+    for row in edits:
+        tied = scores.loc[table.column("row_id")[row].as_py()]
+        assert tied["s_original"] == tied["s_variant"]  # one text to the model: an exact tie
+
+
+def case_score_num_workers_above_the_cap(world, tmp):
+    outcome = score(world, tmp, "--out", tmp / "o", "--num-workers", "1000")
+    error(outcome, "--num-workers 1000", "at most 16")
+
+
 def case_score_pretrained_for_a_random_weight_model(world, tmp):
     (tmp / "weights.pt").write_bytes(b"not weights")
     outcome = score(world, tmp, "--out", tmp / "o", "--pretrained", tmp / "weights.pt")
@@ -1216,6 +1240,152 @@ def case_perturb_bytes_that_are_not_utf8(world, tmp):
 
 
 # --------------------------------------------------------------------------------------------
+# judge (round 5): label stores that never lose a label, outputs that never replace what is not a file
+
+
+def _key(tmp: Path, name: str, flips: list[tuple[str, str]], type_: str = "color") -> Path:
+    from lgip_dataset import judging
+
+    path = tmp / name
+    path.write_text(judging.key_text([{"item": k, "type": type_, "caption": c, "variant": v, "original_is": "A"}
+                                      for k, (c, v) in enumerate(flips, 1)]), encoding="utf-8")
+    return path
+
+
+def _labels(tmp: Path, name: str, items: int) -> Path:
+    path = tmp / name
+    path.write_text("".join(f"{k}\tvalid\t\n" for k in range(1, items + 1)), encoding="utf-8")
+    return path
+
+
+def _merge(tmp: Path, key: Path, labels: Path, store: Path, judge: str = "ann") -> object:
+    return run_cli("judge", "merge", "--key", key, "--labels", f"{judge}={labels}", "--store", store)
+
+
+def case_judge_line_separators_in_a_caption_and_a_judge_keep_the_store_readable(world, tmp):
+    store = tmp / "store.jsonl"
+    flips = [("A red\u2028bus.", "A blue\u2028bus."), ("A cat\x85.", "Two cats\x85.")]
+    accepted(_merge(tmp, _key(tmp, "k.json", flips), _labels(tmp, "l.tsv", 2), store, judge="ann\u2029bob"))
+    outcome = run_cli("judge", "report", "--store", store)
+    accepted(outcome)
+    assert "2 flip(s), 1 judge(s)" in outcome.out
+
+
+def case_judge_key_with_one_flip_under_two_items(world, tmp):
+    flip = ("A red bus.", "A blue bus.")
+    outcome = _merge(tmp, _key(tmp, "k.json", [flip, ("A cat.", "A dog."), flip]), _labels(tmp, "l.tsv", 3),
+                     tmp / "store.jsonl")
+    error(outcome, "k.json", "items 1 and 3 are the same flip")
+    assert not (tmp / "store.jsonl").exists()
+
+
+def case_judge_draw_over_an_existing_key(world, tmp):
+    (tmp / "k.json").write_text("the only key", encoding="utf-8")
+    error(run_cli("judge", "draw", world["data"], "--types", "color", "--n", "1", "--sheet", tmp / "s.md",
+                  "--key", tmp / "k.json"), "--key", "k.json exists", "another --key")
+    assert (tmp / "k.json").read_text(encoding="utf-8") == "the only key"
+
+
+def case_judge_gzip_corrupt_store(world, tmp):
+    import gzip
+
+    data = gzip.compress(b'{"caption": "A cat.", "variant": "A dog."}\n' * 40, mtime=0)
+    bad = tmp / "bad.jsonl.gz"
+    bad.write_bytes(data[:15] + bytes(b ^ 0xFF for b in data[15:30]) + data[30:])
+    error(_merge(tmp, _key(tmp, "k.json", [("A cat.", "A dog.")]), _labels(tmp, "l.tsv", 1), bad),
+          "--store", "bad.jsonl.gz", "cannot read it as gzip-compressed")
+    error(run_cli("judge", "draw", world["data"], "--types", "color", "--n", "1", "--exclude-judged", bad,
+                  "--sheet", tmp / "s.md", "--key", tmp / "new.json"), "--exclude-judged", "bad.jsonl.gz")
+
+
+def case_judge_outputs_that_are_no_regular_file(world, tmp):
+    store = tmp / "store.jsonl"
+    accepted(_merge(tmp, _key(tmp, "k.json", [("A cat.", "A dog.")]), _labels(tmp, "l.tsv", 1), store))
+    error(run_cli("judge", "report", "--store", store, "--json", "/dev/full"), "--json /dev/full", "no space left")
+    assert Path("/dev/full").is_char_device()
+    (tmp / "file").write_text("x", encoding="utf-8")
+    for option in ("--json", "--markdown"):
+        error(run_cli("judge", "report", "--store", store, option, tmp / "file" / "out"), option, "is a file, not a folder")
+    error(_merge(tmp, tmp / "k.json", tmp / "l.tsv", tmp / "file" / "s.jsonl"), "--store", "is a file, not a folder")
+
+
+def case_judge_a_flip_drawn_as_two_types_counts_under_each(world, tmp):
+    store, flips = tmp / "store.jsonl", [("A red bus.", "A blue bus.")]
+    accepted(_merge(tmp, _key(tmp, "h.json", flips, "hard_color"), _labels(tmp, "l.tsv", 1), store))
+    accepted(_merge(tmp, _key(tmp, "c.json", flips, "color"), tmp / "l.tsv", store, judge="bob"))
+    accepted(run_cli("judge", "report", "--store", store, "--json", tmp / "r.json"))
+    counts = json.loads((tmp / "r.json").read_text(encoding="utf-8"))
+    assert counts["per_type"]["color"]["drawn"] == counts["per_type"]["hard_color"]["drawn"] == counts["all"]["drawn"] == 1
+
+
+# --------------------------------------------------------------------------------------------
+# audit (round 5): --lm-corpus and --scaling under the "not measurable" rule
+
+
+def case_audit_lm_corpus_of_one_other_image_is_not_measurable(world, tmp):
+    corpus = tmp / "corpus.json"
+    corpus.write_text(json.dumps({"images": [{"id": 9001, "file_name": "x.jpg"}], "annotations": [
+        {"id": k, "image_id": 9001, "caption": f"A green kite number {k} flies high."} for k in range(5)]}),
+        encoding="utf-8")
+    outcome = audit(write_pairs(tmp / "p.csv", flip_pairs(20)), "--lm-corpus", corpus, "--json", tmp / "a.json")
+    record = _audit_json(outcome, tmp / "a.json")
+    assert record["blocks"]["paper flips"]["corpus_trigram"] == {
+        "PR": None, "interval": None, "not_measurable": "the corpus has 1 other image, fewer than 10"}
+    assert "not measurable (the corpus has 1 other image, fewer than 10)" in outcome.out
+
+
+def case_audit_json_to_a_full_device_or_under_a_file(world, tmp):
+    pairs = write_pairs(tmp / "p.csv", flip_pairs(12))
+    error(audit(pairs, "--json", "/dev/full"), "--json /dev/full", "no space left on its device")
+    (tmp / "file").write_text("x", encoding="utf-8")
+    outcome = audit(pairs, "--markdown", tmp / "file" / "a.md")
+    error(outcome, "--markdown", "is a file, not a folder")
+    assert "pairs over" not in outcome.out  # refused before the audit ran
+
+
+def case_audit_scaling_subsets_under_ten_images(world, tmp):
+    outcome = audit(write_pairs(tmp / "p.csv", flip_pairs(20)), "--scaling", "1,2,5")
+    accepted(outcome)
+    assert "0.500 | 0.500 | 0.500" not in outcome.out and "not measurable (1 image, fewer than 10)" in outcome.out
+
+
+# --------------------------------------------------------------------------------------------
+# the Python API (round 5): refused as the CLI refuses, before the work
+
+
+def case_api_options_the_cli_refuses(world, tmp):
+    from lgip_dataset.errors import DataError
+    from lgip_metric import api
+    from lgip_metric.models import ModelError
+
+    for limit in (0, -5):
+        with pytest.raises(DataError, match="limit= must be a whole number at least 1"):
+            api.score(MODEL, tmp / "o", dataset=world["data"], limit=limit)
+    with pytest.raises(DataError, match="validated= must be True or False, got 'no'"):
+        api.evaluate_model(MODEL, tmp / "o", dataset=world["data"], validated="no")
+    with pytest.raises(ModelError, match="model=None"):
+        api.score(None, tmp / "o")
+    with pytest.raises(DataError, match="write_report: give one Results"):
+        api.write_report([], tmp / "r")
+    assert not (tmp / "o").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# the benchmark scripts (round 5; every script and argument: tests/test_benchmark_arguments.py)
+
+
+def case_bench_scripts_refuse_bad_numbers(world, tmp):
+    from helpers.scripts import run_script
+
+    for script, args, says in (("bench_scoring.py", ["--naive-rows", "-3"], "--naive-rows"),
+                               ("bench_metric.py", ["--bootstrap", "-1"], "--bootstrap"),
+                               ("held_out_audit.py", ["--sizes", "12k", "--out", str(tmp / "x")], "'12k'"),
+                               ("hard_coverage.py", ["--captions", "x.json", "--sample", "0"], "--sample")):
+        code, _, err = run_script(script, *args)
+        assert code == 2 and "Traceback" not in err and says in err, err
+
+
+# --------------------------------------------------------------------------------------------
 # the Space's functions, called as an API client would call them
 
 
@@ -1271,7 +1441,7 @@ CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if na
 def test_the_matrix_has_at_least_40_cases_on_every_surface():
     surfaces = {name.split("_")[0] for name in CASES}
     assert len(CASES) >= 40 and surfaces == {"build", "score", "evaluate", "report", "push", "analyze", "metric", "audit",
-                                             "perturb", "space"}
+                                             "perturb", "space", "judge", "api", "bench"}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -231,3 +231,30 @@ def test_the_shipped_reference_was_measured_on_the_hard_families_of_this_package
     assert all("typicality" in f and "context" in f["learners"] for r in reference["records"]
                for f in r["audit"]["figures"].values())
     assert reference["judged"]["judges"] >= 2 and reference["judged"]["drawn"] >= 150
+
+
+def test_a_later_run_replaces_its_sets_in_place_and_names_its_commit():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("held_out_reference_builder", REPO / "builders" / "held_out_reference.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    version = {"lgip_version": "0.2.0", "hard_families_version": "2.11.0"}
+
+    def record(name, captions, tag):
+        return {"set": name, "captions": captions, "audit": {"tag": tag}}
+
+    earlier = {**version, "git_hash": "a" * 40, "judged": {"drawn": 1}, "compositional": {"set": "first"},
+               "records": [record("val2017 subset, seed 0", 6003, 1), record("val2017 subset, seed 0", 12005, 1),
+                           record("val2017, seed 0", 25014, 1), record("val2017 + Karpathy test, seed 0", 47058, 1)]}
+    again = {**version, "git_hash": "b" * 40, "compositional": {"set": "second"},
+             "records": [record("val2017, seed 0", 25014, 2), record("Karpathy test images not in val2017, seed 0",
+                                                                      22044, 2)]}
+    out = builder.joined([earlier, again], [REPO / "earlier.json", REPO / "again.json"])
+    assert [(r["set"], r["captions"], r["audit"]["tag"]) for r in out["records"]] == [
+        ("val2017 subset, seed 0", 6003, 1), ("val2017 subset, seed 0", 12005, 1), ("val2017, seed 0", 25014, 2),
+        ("val2017 + Karpathy test, seed 0", 47058, 1), ("Karpathy test images not in val2017, seed 0", 22044, 2)]
+    assert out["records"][2]["git_hash"] == "b" * 40 and "git_hash" not in out["records"][0]
+    assert out["git_hash"] == "a" * 40 and out["compositional"] == {"set": "first"} and "judged" not in out
+    with pytest.raises(SystemExit, match="again.json: hard_families_version 2.12.0"):
+        builder.joined([earlier, {**again, "hard_families_version": "2.12.0"}], [REPO / "earlier.json", REPO / "again.json"])

@@ -130,14 +130,15 @@ def test_unknown_types_and_kinds_are_refused(lgip):
         lgip.compute(**data)
 
 
-def test_an_empty_flip_set_is_refused(lgip):
+def test_an_empty_flip_set_gives_e_inv_and_names_the_absent_statistics(lgip):
     data = _rows()
     keep = [i for i, kind in enumerate(data["variant_kinds"]) if kind == "paraphrase"]
-    with pytest.raises(ValueError, match="the flip set is empty"):
-        lgip.compute(**{f: [data[f][i] for i in keep] for f in FIELDS})
+    result = lgip.compute(**{f: [data[f][i] for i in keep] for f in FIELDS}, bootstrap=0)
+    assert result["E_inv"] is not None and result["E_sens"] is None and result["PR"] is None
+    assert set(result["absent"]) == {"E_sens", "PR"} and "the flip set is empty" in result["absent"]["PR"]
 
 
-@pytest.mark.parametrize(("field", "value"), [("original_scores", "high"), ("image_ids", "img1"), ("caption_ids", 7)])
+@pytest.mark.parametrize(("field", "value"), [("original_scores", "high"), ("image_ids", [1]), ("caption_ids", {"c": 1})])
 def test_wrong_value_types_are_refused_by_the_declared_features(lgip, field, value):
     data = _rows()
     data[field] = [value] * len(data[field])

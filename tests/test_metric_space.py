@@ -84,12 +84,19 @@ BAD = {
     "missing column": (lambda f: f.drop(columns="image_ids"), ".csv", r"lacks the column\(s\) image_ids"),
     "NaN score": (lambda f: f.assign(variant_scores=[0.3, np.nan, 0.3, 0.3, 0.3]), ".csv",
                   r"variant_scores has 1 NaN/inf value\(s\); the first is row 1"),
-    "no flips": (lambda f: f[f.variant_kinds == "paraphrase"], ".csv", r"the flip set is empty"),
     "unknown type": (lambda f: f.assign(variant_types=["template", "object", "color", "marker", "size"]), ".csv",
                      r"unknown variant type\(s\) \['size'\]"),
     "not a table": (None, ".json", r"could not be read as JSON"),
     "wrong file type": (None, ".txt", r"Invalid file type"),
 }
+
+
+def test_scores_of_one_kind_give_their_statistics_and_say_why_the_others_are_absent(client, example, tmp_path):
+    path = tmp_path / "paraphrases.csv"
+    example[example.variant_kinds == "paraphrase"].to_csv(path, index=False)
+    headline, _, raw = compute(client, path)
+    assert raw["E_inv"] == pytest.approx(0.005) and raw["PR"] is None
+    assert "| PR | — | the flip set is empty" in headline
 
 
 @pytest.mark.parametrize("case", BAD, ids=list(BAD))

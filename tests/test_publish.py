@@ -79,6 +79,7 @@ def test_dry_run_lists_exactly_what_the_upload_sends(capsys):
             "lgip_metric/scoring/engine.py", "lgip_dataset/sample/images/test-00000-of-00001.parquet"} <= set(space)
     assert not any("__pycache__" in p or p.endswith(".pyc") or "/." in p or p.startswith(".") for p in space)
     assert "models = the 9 registry Hub ids" in out and "evaluate.load loads the staged lgip.py" in out
+    assert 'the card shows evaluate.load("org/lgip")' in out  # the metric card stamped with the repo id
     assert out.count("python_version = 3.11") == 2  # the metric Space and the demo Space both name it
 
     api = FakeHfApi()
@@ -203,8 +204,10 @@ def test_refuses_a_metric_card_without_the_metric_tags(tmp_path, capsys):
     header, body = text.split("\n---\n", 1)
     data = yaml.safe_load(header.removeprefix("---\n"))
     data["tags"] = ["evaluate"]
+    body = body.replace('evaluate.load("lgip-benchmark/lgip")', 'evaluate.load("<org>/lgip")')  # the old card's line
     (metric / "README.md").write_text(f"---\n{yaml.safe_dump(data)}---\n{body}", encoding="utf-8")
-    refuse(["--metric-repo", "org/lgip", "--metric-dir", str(metric)], capsys, r"tags must include evaluate, metric")
+    refuse(["--metric-repo", "org/lgip", "--metric-dir", str(metric)], capsys, r"tags must include evaluate, metric",
+           r'the card does not show evaluate.load\("org/lgip"\)')
 
 
 def test_refuses_a_broken_metric_module(tmp_path, capsys):

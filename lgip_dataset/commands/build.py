@@ -1,9 +1,12 @@
-"""``lgip build``: materialise a Hub-layout LGIP dataset folder from COCO captions (+ images), or from a
-SugarCrepe-format probe set (``--from sugarcrepe DIR``: its negatives become flips beside LGIP's own)."""
+"""``lgip build``: materialise a Hub-layout LGIP dataset folder from COCO captions (+ images), from a
+SugarCrepe-format probe set (``--from sugarcrepe DIR``: its negatives become flips beside LGIP's own), or from
+your own images and captions (``--from imagefolder DIR``: a ``datasets`` ImageFolder; ``--from dataset DIR``: a
+local ``datasets`` dataset)."""
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,9 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     captions.add_argument("--from", dest="from_source", nargs=2, metavar=("FORMAT", "DIR"), type=str,
                           help="a probe set in another layout: `sugarcrepe DIR` reads DIR/*.json "
                                "({id: {filename, caption, negative_caption}}); each file becomes a flip type "
-                               "sugarcrepe_<file>, added to LGIP's own variants of the captions (needs --images)")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--images", type=Path, help="folder holding the images named in the captions file")
+                               "sugarcrepe_<file>, added to LGIP's own variants of the captions (needs --images); "
+                               "`imagefolder DIR`: your own images and captions, a datasets ImageFolder (images "
+                               "and a metadata.jsonl/.csv with file_name and a caption column; the images are "
+                               "DIR's own, so no --images); `dataset DIR`: a local datasets dataset with an image "
+                               "and a caption column (saved with save_to_disk, or data files load_dataset reads)")
+    parser.add_argument("--caption-column", default=None, metavar="NAME",
+                        help="--from imagefolder or dataset: the column holding the captions, a text or a list of "
+                             "texts per row (default: text, else caption)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--images", type=Path, help="folder holding the images named in the captions file "
+                                                    "(required but with --no-images or --from imagefolder/dataset)")
     source.add_argument("--no-images", action="store_true", help="text-only build: captions and pairs configs, no images")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created atomically)")
     parser.add_argument("--num-images", type=int, default=None, help="seeded sample of M images (default: all)")
@@ -84,31 +95,50 @@ def _stores(values: list[str]) -> tuple[Path, ...]:
     return (*default_stores(), *(check_store_name(value, "--judged") for value in values))
 
 
-def _source(args: argparse.Namespace) -> tuple[str, Path, dict]:
-    """(source format, captions file or probe-set folder, extra BuildConfig fields) of the arguments."""
-    from lgip_dataset import sugarcrepe
+def _source(args: argparse.Namespace, extracted: Path) -> tuple[str, Path, dict]:
+    """(source format, captions file or source folder, extra BuildConfig fields) of the arguments; ``extracted`` is
+    the folder a ``--from dataset`` build writes its images into."""
+    from lgip_dataset import imagefolder, saved_dataset, sugarcrepe
     from lgip_dataset.errors import DataError
 
-    if args.from_source is None:
-        return "coco", args.captions, {}
-    name, folder = args.from_source
+    name, folder = args.from_source or ("coco", args.captions)
+    own = {imagefolder.FORMAT: Path(folder), saved_dataset.FORMAT: extracted}  # where their images are read
+    if args.caption_column is not None and name not in own:
+        raise DataError(f"--caption-column names a column of your own captions (--from {' or '.join(own)}); leave it "
+                        "out for a captions file or a SugarCrepe folder")
+    if name in own:
+        if args.images is not None:
+            raise DataError(f"--from {name} reads the images from {folder} itself; leave out --images")
+        return name, Path(folder), {"images": None if args.no_images else own[name], "caption_column": args.caption_column,
+                                    "title": imagefolder.TITLE, "extra_card_sections": [imagefolder.card_section]}
+    if args.images is None and not args.no_images:
+        raise DataError("one of --images FOLDER or --no-images is needed (the folder of the images the captions name, "
+                        "or a text-only build)")
+    images = {"images": None if args.no_images else args.images}
+    if name == "coco":
+        return name, args.captions, images
     if name != sugarcrepe.FORMAT:
-        raise DataError(f"--from {name}: unknown probe-set format; known: {sugarcrepe.FORMAT}")
-    return name, Path(folder), {"title": sugarcrepe.TITLE, "extra_card_sections": [sugarcrepe.CARD_SECTION]}
+        raise DataError(f"--from {name}: unknown probe-set format; known: {sugarcrepe.FORMAT}, and for your own images "
+                        f"and captions {' and '.join(own)}")
+    return name, Path(folder), {**images, "title": sugarcrepe.TITLE, "extra_card_sections": [sugarcrepe.CARD_SECTION]}
 
 
 def run(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="lgip-images-") as extracted:  # where --from dataset writes its images
+        return _build(args, Path(extracted))
+
+
+def _build(args: argparse.Namespace, extracted: Path) -> int:
     from lgip_dataset.materialize import BuildConfig, build
     from lgip_dataset.parallel import default_workers
     from lgip_dataset.perturb.registry import resolve_families
 
-    source, captions, card = _source(args)
+    source, captions, card = _source(args, extracted)
     cap = args.captions_per_image if args.captions_per_image is not None else (5 if source == "coco" else None)
     config = BuildConfig(
         captions=captions,
         source=source,
         out=args.out,
-        images=None if args.no_images else args.images,
         num_images=args.num_images,
         captions_per_image=cap,
         seed=args.seed,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from lgip_dataset.commands import at_least_one
@@ -82,7 +83,7 @@ def _numbered(path: Path, sheets: int) -> list[Path]:
 
 def _draw(args: argparse.Namespace) -> int:
     from lgip_dataset import judging
-    from lgip_dataset.atomic import atomic_write_text, check_output_file
+    from lgip_dataset.atomic import atomic_write_text, check_output_file, is_special
     from lgip_dataset.errors import DataError
 
     sheets, keys = _numbered(args.sheet, args.split), _numbered(args.key, args.split)
@@ -90,14 +91,18 @@ def _draw(args: argparse.Namespace) -> int:
         raise DataError(f"--sheet {args.sheet} and --key {args.key} name the same file; the key must stay apart")
     for path, option in [*((p, "--sheet") for p in sheets), *((p, "--key") for p in keys)]:
         check_output_file(path, option)
+    for key in keys:
+        if os.path.lexists(key) and not is_special(key):  # a device or pipe is written to, never replaced
+            raise DataError(f"--key {key} exists: it is the only way to unblind the sheet it was drawn with; give "
+                            "another --key, or remove that file if its sheet is not to be judged")
     exclude = judging.read_store(args.exclude_judged, "--exclude-judged") if args.exclude_judged else None
     disputed = judging.read_store(args.disputed, "--disputed") if args.disputed else None
     rows = judging.draw(args.folder, args.types, n=args.n, per_type=args.per_type, seed=args.seed,
                         exclude_judged=exclude, disputed=disputed, validated_only=args.validated_only)
     for part, sheet, key in zip(judging.split(rows, args.split), sheets, keys):
         text, items = judging.blind_sheet(part, args.seed)
-        atomic_write_text(sheet, text)
-        atomic_write_text(key, judging.key_text(items))
+        atomic_write_text(sheet, text, "--sheet")
+        atomic_write_text(key, judging.key_text(items), "--key")
         print(f"wrote {len(items)} item(s) to {sheet} (key: {key})")
     return 0
 
@@ -112,11 +117,12 @@ def _merge(args: argparse.Namespace) -> int:
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise DataError(f"--labels: judge {', '.join(map(repr, repeated))} is named twice; give each judge one file")
-    labels = {name: judging.read_labels(path, len(key)) for name, path in args.labels}
-    store = judging.read_store(store_path) if store_path.exists() else {}
+    labels = {name: judging.read_labels(path, len(key), key=f"--key {args.key}") for name, path in args.labels}
     sheet = args.sheet_name or args.key.stem
-    given = judging.merge(store, key, labels, sheet)
-    judging.write_store(store_path, store)
+    with judging.store_lock(store_path):  # a second merge into this store waits: neither loses a label
+        store = judging.read_store(store_path) if store_path.exists() else {}
+        given = judging.merge(store, key, labels, sheet)
+        judging.write_store(store_path, store)
     print(f"merged {given} label(s) of {len(labels)} judge(s) ({', '.join(names)}) on the {len(key)} flip(s) of sheet "
           f"{sheet!r} into {store_path} ({len(store)} flip(s) judged there)")
     return 0
@@ -133,7 +139,7 @@ def _report(args: argparse.Namespace) -> int:
     text = judging.report_markdown(records)
     print(text)
     if args.markdown:
-        atomic_write_text(args.markdown, text)
+        atomic_write_text(args.markdown, text, "--markdown")
     if args.json:
-        atomic_write_text(args.json, json.dumps(judging.judged_counts(records), indent=1) + "\n")
+        atomic_write_text(args.json, json.dumps(judging.judged_counts(records), indent=1) + "\n", "--json")
     return 0

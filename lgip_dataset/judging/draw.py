@@ -123,7 +123,8 @@ def key_text(key: list[dict]) -> str:
 
 def read_key(path: str | Path) -> list[dict]:
     """The key of a sheet (what :func:`blind_sheet` returns, as :func:`key_text` writes it); DataError naming
-    the file and the first entry that is not an item of it."""
+    the file and the first entry that is not an item of it, or that repeats the flip of an earlier item (a
+    judge's label file would give that flip two labels)."""
     path = Path(path)
     try:
         key = json.loads(path.read_text(encoding="utf-8"))
@@ -138,4 +139,11 @@ def read_key(path: str | Path) -> list[dict]:
                 or not all(isinstance(entry.get(k), str) for k in KEY_FIELDS[1:4]):
             raise DataError(f"--key {path}: entry {number} is not item {number} with {', '.join(KEY_FIELDS)} "
                             f"(got {json.dumps(entry)[:100]}); give the key `lgip judge draw` wrote")
+    first: dict[tuple[str, str], int] = {}
+    for entry in key:
+        flip = (entry["caption"], entry["variant"])
+        if flip in first:
+            raise DataError(f"--key {path}: items {first[flip]} and {entry['item']} are the same flip {flip[1]!r} of "
+                            f"{flip[0]!r}; a key holds each flip once (give the key `lgip judge draw` wrote)")
+        first[flip] = entry["item"]
     return key

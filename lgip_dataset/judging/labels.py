@@ -33,10 +33,11 @@ def judged_record(labels: Sequence[dict]) -> dict:
             "majority": majority([entry["label"] for entry in labels])}
 
 
-def read_labels(path: str | Path, items: int) -> dict[int, tuple[str, str]]:
+def read_labels(path: str | Path, items: int, key: str | None = None) -> dict[int, tuple[str, str]]:
     """item -> (label, reason) of one judge's label file: tab-separated lines ``<item>\\t<label>\\t<reason>``
     (the reason may be empty; ``#`` comments and blank lines are skipped), one line for each item 1..``items``.
-    DataError naming the file and line of the first bad line: not that layout, an item that is not a whole
+    DataError naming the file and line of the first bad line (and ``key``, the sheet's key, where the file may
+    be of another sheet): not that layout, an item that is not a whole
     number or out of range, an unknown label, an item labelled twice; or naming the first items left unlabelled."""
     path = Path(path)
     try:
@@ -50,7 +51,7 @@ def read_labels(path: str | Path, items: int) -> dict[int, tuple[str, str]]:
     for number, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        item, label, reason = _parse(path, number, line, items)
+        item, label, reason = _parse(path, number, line, items, _of_key(key))
         if item in labels:
             raise DataError(f"{path}:{number}: item {item} is labelled again (first on line {first_line[item]}); "
                             "give each item one line")
@@ -59,11 +60,16 @@ def read_labels(path: str | Path, items: int) -> dict[int, tuple[str, str]]:
     if missing:
         more = f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
         raise DataError(f"{path}: no label for item(s) {', '.join(map(str, missing[:SHOWN_MISSING]))}{more}; the sheet "
-                        f"has items 1..{items}, each needs a line {LINE_FORMAT}")
+                        f"has items 1..{items}, each needs a line {LINE_FORMAT}{_of_key(key)}")
     return labels
 
 
-def _parse(path: Path, number: int, line: str, items: int) -> tuple[int, str, str]:
+def _of_key(key: str | None) -> str:
+    """The question a refusal adds when the label file may be of another sheet than ``key``'s."""
+    return f"; is it the label file of the sheet of {key}?" if key else ""
+
+
+def _parse(path: Path, number: int, line: str, items: int, of_key: str) -> tuple[int, str, str]:
     """(item, label, reason) of one label line; DataError naming ``path``:``number`` and what is expected."""
     cells = line.split("\t")
     if len(cells) < 2:
@@ -73,7 +79,7 @@ def _parse(path: Path, number: int, line: str, items: int) -> tuple[int, str, st
         raise DataError(f"{path}:{number}: item {item_text!r} is not a whole number; expected {LINE_FORMAT}")
     item = int(item_text)
     if not 1 <= item <= items:
-        raise DataError(f"{path}:{number}: item {item} is not on the sheet (its items are 1..{items})")
+        raise DataError(f"{path}:{number}: item {item} is not on the sheet (its items are 1..{items}){of_key}")
     if label not in LABELS:
         raise DataError(f"{path}:{number}: label {cells[1].strip()!r} is none of {', '.join(LABELS)}")
     return item, label, reason

@@ -28,13 +28,17 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
 
 
 def records_of(store: Store, types: Sequence[str] | None = None) -> list[dict]:
-    """The store's records of ``types`` (every record when None); DataError naming a type it has no record of."""
-    present = sorted({r["type"] for r in store.values()})
+    """The store's records of ``types`` (every record when None; a record drawn as several types is of each,
+    and keeps those of ``types``); DataError naming a type it has no record of."""
+    present = sorted({t for r in store.values() for t in r["types"]})
     unknown = [t for t in types or () if t not in present]
     if unknown:
         raise DataError(f"--types: the store has no flip of type {', '.join(map(repr, unknown))}; its types are "
                         f"{', '.join(present) or 'none (it is empty)'}")
-    return [r for r in store.values() if types is None or r["type"] in types]
+    if types is None:
+        return list(store.values())
+    kept = [dict(r, types=[t for t in r["types"] if t in types]) for r in store.values()]
+    return [r for r in kept if r["types"]]
 
 
 def _labels(record: dict) -> list[str]:
@@ -80,9 +84,10 @@ def _counts(records: list[dict]) -> dict:
 
 def judged_counts(records: list[dict]) -> dict:
     """The ``lgip-judged`` record of ``records``: per type (and over all) the flips judged (``drawn``) and their
-    majority labels, with the judges' agreement per type and over all."""
-    types = sorted({r["type"] for r in records})
-    of_type = {t: [r for r in records if r["type"] == t] for t in types}
+    majority labels, with the judges' agreement per type and over all. A flip drawn as several types counts
+    under each of them, and once over all."""
+    types = sorted({t for r in records for t in r["types"]})
+    of_type = {t: [r for r in records if t in r["types"]] for t in types}
     return {"format": FORMAT, "version": VERSION, "labels": list(LABELS),
             "per_type": {t: _counts(of_type[t]) for t in types}, ALL: _counts(records),
             "agreement": {ALL: agreement(records), "per_type": {t: agreement(of_type[t]) for t in types}}}
@@ -128,9 +133,9 @@ def report_markdown(records: list[dict]) -> str:
                      f"{_kappa(a['cohen_kappa_valid'])} | {a['flips_with_three_labels']:,} | {_kappa(a['fleiss_kappa'])} |")
     lines += ["", "### Flips not judged valid", "", "| type | class | caption | flip | labels (judge: label, reason) |",
               "|---|---|---|---|---|"]
-    for r in sorted(records, key=lambda r: (r["type"], r["caption"], r["variant"])):
+    for r in sorted(records, key=lambda r: (r["types"][0], r["caption"], r["variant"])):
         label = majority(_labels(r))
         if label != VALID:
             given = "; ".join(f"{e['judge']}: {e['label']}" + (f", {e['reason']}" if e["reason"] else "") for e in r["labels"])
-            lines.append(f"| {r['type']} | {label} | {_cell(r['caption'])} | {_cell(r['variant'])} | {_cell(given)} |")
+            lines.append(f"| {', '.join(r['types'])} | {label} | {_cell(r['caption'])} | {_cell(r['variant'])} | {_cell(given)} |")
     return "\n".join(lines) + "\n"

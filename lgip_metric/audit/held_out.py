@@ -257,8 +257,12 @@ def scaling(rows: pd.DataFrame, groups: dict[str, list[str]], sizes, *, learners
             repeats: int = REPEATS, folds: int = FOLDS) -> list[dict]:
     """The held-out learners' mean accuracy per block and type of ``groups`` on nested random image subsets of
     about each of ``sizes`` captions (the images in one seeded order, taken until the size is reached) and on
-    all of ``rows``: ``[{"captions", "images", "pairs", "figures": {name: {learner: mean}}}]`` by size. A size
+    all of ``rows``: ``[{"captions", "images", "pairs", "figures": {name: {learner: mean}}, "not_measurable":
+    {name: reason}}]`` by size. A figure the audit's rule (:mod:`lgip_dataset.measurable`) finds not measurable
+    on a subset (fewer than 10 images, a type in one image fold) is None, its reason in ``not_measurable``. A size
     at or above the whole set is left out (the last entry is the whole set)."""
+    from lgip_dataset import measurable
+
     captions = rows.groupby(rows["image_id"].astype(str))["caption_id" if "caption_id" in rows else "caption"].nunique()
     order = captions.index.to_numpy()[np.argsort(adversary.random_folds(captions.index, len(captions),
                                                                         (STREAM, seed, 1 << 20)), kind="stable")]
@@ -268,6 +272,13 @@ def scaling(rows: pd.DataFrame, groups: dict[str, list[str]], sizes, *, learners
         images = set(order[:int(np.searchsorted(running, size)) + 1])
         subset = rows.loc[rows["image_id"].astype(str).isin(images).to_numpy()]
         figures = learner_figures(subset, groups, learners=learners, seed=seed, repeats=repeats, folds=folds)
+        type_of = subset["type"].to_numpy().astype(str)
+        reasons = {}
+        for name, members in groups.items():
+            mask = np.isin(type_of, members)
+            reasons[name] = measurable.learner_reason(subset["image_id"].to_numpy()[mask], type_of[mask], folds)
         out.append({"captions": int(captions.loc[list(images)].sum()), "images": len(images), "pairs": len(subset),
-                    "figures": {name: {k: v["mean"] for k, v in by.items()} for name, by in figures.items()}})
+                    "figures": {name: {k: None if reasons[name] else v["mean"] for k, v in by.items()}
+                                for name, by in figures.items()},
+                    "not_measurable": {name: reason for name, reason in reasons.items() if reason}})
     return out

@@ -100,7 +100,8 @@ def scaling_markdown(entries: list[dict] | None) -> str:
     learners = list(entries[-1]["figures"][names[0]]) if names else []
     header = ["captions", "images", "pairs", *(f"{n}: {k}" for n in names for k in learners)]
     lines = [[f"{e['captions']:,}", f"{e['images']:,}", f"{e['pairs']:,}",
-              *(number(e["figures"][n][k], digits=3) for n in names for k in learners)] for e in entries]
+              *(f"not measurable ({e['not_measurable'][n]})" if n in e.get("not_measurable", {})
+                else number(e["figures"][n][k], digits=3) for n in names for k in learners)] for e in entries]
     return ("\n### Held out, by size: does text alone gain with more captions?\n\n" + table(header, lines)
             + "\nNested random subsets of the images (seeded), each audited as above (mean over the partitions); "
               "the last row is the whole set. A figure that rises with the captions is a regularity a larger "

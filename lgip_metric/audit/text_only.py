@@ -103,6 +103,11 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
     context_train = train[["image_id", "caption_id", "caption"]]
     typical = held_out.typicality_figures(rows, context_train, named, seed=seed, repeats=repeats, folds=folds)
     corpus_margins = held_out.corpus_typicality_margins(rows, corpus[0]) if corpus is not None else None
+    if corpus is not None:
+        corpus_images = [image for image, _ in corpus[0]]
+        for name, members in named.items():
+            mask = np.isin(type_of, members)
+            reasons[name]["corpus"] = measurable.corpus_reason(rows["image_id"].to_numpy()[mask], corpus_images)
     for name, members in named.items():
         reason = reasons[name]["lm"]
         v = typical[name]
@@ -113,7 +118,7 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
             entries[name]["corpus_typicality"] = measurable.figure(
                 "accuracy", adversary.held_out_accuracy(corpus_margins[mask]),
                 adversary.accuracy_interval(corpus_margins[mask], rows["image_id"].to_numpy()[mask], bootstrap=bootstrap,
-                                            seed=seed, confidence=confidence), reasons[name]["lm"])
+                                            seed=seed, confidence=confidence), reasons[name]["corpus"])
     if ngram:
         train = context_train
         scored = {"bigram": blind.lm_scores(rows, blind.BigramKN, train=train)}
@@ -124,7 +129,8 @@ def audit(pairs: pd.DataFrame, *, learners=held_out.LEARNERS, folds: int = held_
             scored["corpus_trigram"] = held_out.corpus_lm_scores(rows, corpus[0])
         for key, (original, variant) in scored.items():
             for name, block in positive_rates(rows, original, variant, groups, **interval).items():
-                entries[name][key] = measurable.figure("PR", block["PR"], block["interval"], reasons[name]["lm"])
+                reason = reasons[name]["corpus" if key == "corpus_trigram" else "lm"]
+                entries[name][key] = measurable.figure("PR", block["PR"], block["interval"], reason)
     return {
         "pairs": len(rows), "images": int(rows["image_id"].nunique()), "types": present,
         "blocks": {name: {"types": members, **entries[name]} for name, members in groups.items()},

@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"audit: {result['pairs']:,} pairs over {result['images']:,} images in {result['seconds']:.1f} s"
           + (f"; untrained models in {untrained['seconds']:.1f} s" if untrained else ""))
     if args.markdown:
-        atomic_write_text(args.markdown, text)
+        atomic_write_text(args.markdown, text, "--markdown")
         print(f"markdown -> {args.markdown}")
     if args.json:
         record = {"format": "lgip-audit", "version": 1, "lgip_version": __version__, "git_hash": git_hash(),
@@ -213,6 +213,6 @@ def run(args: argparse.Namespace) -> int:
                             "types": args.types and list(args.types), "skipped": source.skipped},
                   **result, **({"untrained": untrained} if untrained else {}),
                   **({"extended": extended} if extended else {})}
-        atomic_write_text(args.json, json.dumps(record, indent=2, allow_nan=False) + "\n")
+        atomic_write_text(args.json, json.dumps(record, indent=2, allow_nan=False) + "\n", "--json")
         print(f"json -> {args.json}")
     return 0

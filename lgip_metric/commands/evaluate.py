@@ -8,17 +8,33 @@ type (Table 1 stays the paper's core families), the scrambles' n-way accuracy, t
 when the dataset has a ``groups`` config, the 2x2 text/image/group scores. A rerun takes every embedding from the engine's cache. Under ``torchrun``
 (``torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...``) every rank scores a shard
 and rank 0 computes and writes the rest.
+
+Several models (``--model A,B,C``, ``--models-file FILE``) make a sweep (:mod:`lgip_metric.sweep`): one run
+folder per model, ``OUT/<model-slug>/``, and ``OUT/leaderboard.md`` / ``.csv`` across them; a model that fails
+is reported, the others still run, and the exit status is 1 at the end. ``--skip-existing`` keeps a run folder
+that already holds a complete run of the same model, dataset and options. A run over fewer than 100 images
+is warned about by the rule ``lgip audit`` applies (:mod:`lgip_metric.report.sample_size`).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from lgip_metric.commands import score
 
-    score.add_arguments(parser, out_help="output folder for scores.parquet, provenance.json, results.json and report/")
+    score.add_arguments(parser, out_help="output folder for scores.parquet, provenance.json, results.json and report/; "
+                                         "with several models, OUT/<model-slug>/ per model and OUT/leaderboard.md, .csv")
+    model = next(action for action in parser._actions if action.dest == "model")  # score's --model, widened to a list
+    model.required, model.type = False, _model_names
+    model.help = f"{model.help}; several, comma-separated (A,B,C), make a sweep with one run folder each"
+    parser.add_argument("--models-file", metavar="FILE",
+                        help="models to sweep, one name a line ('#' starts a comment), after those of --model")
+    parser.add_argument("--skip-existing", action="store_true",
+                        help="skip a model whose run folder already holds a complete results.json of the same model, "
+                             "dataset and options (it is read into the leaderboard)")
     parser.add_argument("--bootstrap", type=int, default=1000,
                         help="image resamples for the intervals (see --confidence); 0 skips them (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
@@ -29,24 +45,95 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paper-reference", action="store_true", help="add the paper's quoted rows to the report")
 
 
+def _model_names(value: str) -> list[str]:
+    """``--model`` as typed: one name or several, comma-separated, each checked by ``lgip score``'s rule."""
+    from lgip_metric.commands.score import _model_name
+
+    names = [name.strip() for name in value.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"an empty name in {value!r}; separate names by single commas (A,B,C)")
+    return [_model_name(name) for name in names]
+
+
+def _options(args: argparse.Namespace) -> dict:
+    """The evaluate_model options of the command line."""
+    return dict(dataset=args.dataset, pretrained=args.pretrained, config=args.config, batch_size=args.batch_size,
+                precision=args.precision, device=args.device, cache_dir=args.cache_dir, num_workers=args.num_workers,
+                progress=not args.no_progress, limit=args.limit, tree_packing=args.tree_packing,
+                bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, pair_level=args.pair_level,
+                validated=args.validated)
+
+
+def _models(args: argparse.Namespace) -> list[str]:
+    """The models of --model and --models-file (each file name checked like --model's), or an LGIPError."""
+    from lgip_dataset.errors import LGIPError
+    from lgip_metric.sweep import read_models_file
+
+    models = list(args.model or [])
+    if args.models_file:
+        for name in read_models_file(args.models_file):
+            try:
+                models += _model_names(name)
+            except argparse.ArgumentTypeError as err:
+                raise LGIPError(f"--models-file {args.models_file}: {name!r}: {err}") from None
+    if not models:
+        raise LGIPError("give the model to evaluate: --model NAME (or A,B,C), or --models-file FILE")
+    return models
+
+
+def _report_run(results, report: Path | None = None) -> None:
+    """What a run prints: its provenance summary and statistics, its small-sample warnings (stderr), its files."""
+    from lgip_metric.report.sample_size import few_images_warnings
+
+    print(results.provenance.summary(results.scores_path))
+    print(summary(results))
+    for warning in few_images_warnings(results):
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"results -> {results.path}" + (f"\nreport  -> {report}" if report else ""))
+
+
 def run(args: argparse.Namespace) -> int:
-    from lgip_metric import api
+    from lgip_metric import api, sweep
     from lgip_metric.results.run_folder import claimed_output
 
+    models = _models(args)
+    if len(models) > 1 or args.models_file:
+        return _sweep(models, args)
+    existing = sweep.existing_run(models[0], args.out, **_options(args)) if args.skip_existing else None
+    if existing is not None:
+        print(f"skipped {models[0]}: {args.out} holds a complete run of it with these options (--skip-existing)")
+        _report_run(existing)
+        return 0
     with claimed_output(args.out, lock=api.is_main_rank()):  # held until the report is written
-        results = api.evaluate_model(
-            args.model, args.out, dataset=args.dataset, pretrained=args.pretrained, config=args.config,
-            batch_size=args.batch_size, precision=args.precision, device=args.device, cache_dir=args.cache_dir,
-            num_workers=args.num_workers, progress=not args.no_progress, limit=args.limit,
-            tree_packing=args.tree_packing, bootstrap=args.bootstrap,
-            seed=args.seed, confidence=args.confidence, pair_level=args.pair_level, validated=args.validated,
-        )
+        results = api.evaluate_model(models[0], args.out, **_options(args))
         if results is None:  # under torchrun only rank 0 computes and writes
             return 0
         report = api.write_report(results, Path(args.out) / "report", paper=args.paper_reference)
-    print(results.provenance.summary(results.scores_path))
-    print(summary(results))
-    print(f"results -> {results.path}\nreport  -> {report['report.md']}")
+    _report_run(results, report["report.md"])
+    return 0
+
+
+def _sweep(models: list[str], args: argparse.Namespace) -> int:
+    """Every model into OUT/<slug>/, then the leaderboard; 1 when a model failed (named at the end)."""
+    from lgip_metric import api, sweep
+
+    def show(run: sweep.SweepRun) -> None:
+        print(f"== {run.model} -> {run.folder} ({run.status})")
+        if run.error:
+            print(f"lgip evaluate: {run.model} failed: {run.error}", file=sys.stderr)
+        elif run.results is not None:
+            _report_run(run.results, run.folder / "report" / "report.md")
+
+    done = sweep.evaluate_models(models, args.out, skip_existing=args.skip_existing, paper=args.paper_reference,
+                                 on_run=show, **_options(args))
+    if not api.is_main_rank():
+        return 0
+    for name, path in done.leaderboard.items():
+        print(f"{name:<16} -> {path}")
+    if done.failed:
+        print(f"lgip evaluate: error: {len(done.failed)} of {len(done.runs)} models failed: "
+              + "; ".join(f"{run.model} ({run.error})" for run in done.failed), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -119,8 +206,6 @@ def summary(results) -> str:
 
 
 if __name__ == "__main__":  # torchrun --nproc_per_node=N -m lgip_metric.commands.evaluate ...
-    import sys
-
     from lgip_metric.cli import main
 
     sys.exit(main(["evaluate", *sys.argv[1:]]))

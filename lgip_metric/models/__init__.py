@@ -5,7 +5,8 @@ paying for it); ``Encoder``, ``load_model``, ``loader_workers`` and ``select_dev
 """
 import importlib
 
-from lgip_metric.models.registry import PAPER_MODELS, PRECISIONS, REGISTRY, ModelError, ModelSpec, resolve_model
+from lgip_metric.models.registry import (PAPER_MODELS, PRECISIONS, REGISTRY, ModelError, ModelSpec, held_model,
+                                         resolve_model)
 
 _NEED_TORCH = {"Encoder": "base", "load_model": "factory", "loader_workers": "factory", "select_device": "factory"}
 
@@ -16,6 +17,7 @@ __all__ = [
     "PAPER_MODELS",
     "PRECISIONS",
     "REGISTRY",
+    "held_model",
     "load_model",
     "loader_workers",
     "resolve_model",

@@ -38,6 +38,7 @@ class Encoder(ABC):
 
     backend: str
     model_id: str
+    held: dict | None = None  # what is known of a model a user passed as an object (:func:`held_record`)
     dynamic_padding: bool
     packing_blocker: str | None
     pool_rule: tuple[str, int | None]
@@ -212,6 +213,7 @@ class Encoder(ABC):
             "precision": self.precision,
             "device": str(self.device),
             **settings,
+            **({"held": self.held} if self.held else {}),
             "libraries": library_versions(),
         }
 
@@ -287,6 +289,16 @@ def weights_digest(model: torch.nn.Module) -> str:
         digest.update(f"{name}|{flat.dtype}|{tuple(tensor.shape)}".encode())
         digest.update(memoryview(flat.view(torch.uint8).numpy()))
     return digest.hexdigest()
+
+
+def held_record(model: torch.nn.Module, known: dict, unknown: list[str]) -> dict:
+    """Provenance of a model a user passed as an object: that it was, its class and size, what its backend
+    tells of it (``known``), and what nothing tells (``unknown``); its weights hash is the record's
+    ``weights_sha256``."""
+    cls = type(model)
+    return {"source": "user-supplied object", "class": f"{cls.__module__}.{cls.__qualname__}",
+            "parameters": sum(p.numel() for p in model.parameters()), **known,
+            "unknown": ["whether the weights are trained (random_weights reads false, unchecked)", *unknown]}
 
 
 def library_versions() -> dict:

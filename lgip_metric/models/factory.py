@@ -25,8 +25,11 @@ def loader_workers(num_workers: int | None, device: torch.device) -> int:
     """DataLoader processes that decode images and tokenise texts beside a model on ``device``: ``num_workers`` if
     given; for a GPU model every CPU but one, for a CPU model only the CPUs its torch threads leave free (a worker
     beside its forward passes takes their time: on 2 cores one made the sample's run 39.5 s against 32.9 s); at most
-    ``MAX_WORKERS``."""
+    ``MAX_WORKERS``, and a ``num_workers`` above it is refused (ModelError naming ``--num-workers``)."""
     if num_workers is not None:
+        if num_workers > MAX_WORKERS:
+            raise ModelError(f"--num-workers {num_workers}: at most {MAX_WORKERS} worker processes (more only compete for "
+                             f"the {os.cpu_count() or 1} CPUs); give {MAX_WORKERS} or fewer, or leave it out for the default")
         return max(0, num_workers)
     busy = torch.get_num_threads() if device.type == "cpu" else 1
     return min(MAX_WORKERS, max(0, (os.cpu_count() or 1) - busy))

@@ -10,13 +10,14 @@ they take tree-packed batches (:mod:`lgip_metric.models.tree_pack`): the text mo
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 
 import PIL.Image
 import torch
 from PIL import Image
 
-from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
+from lgip_metric.models.base import Batch, Encoder, ModelError, held_record, seeded_init
 from lgip_metric.models.registry import ModelSpec
 from lgip_metric.models.tree_pack import additive_mask, is_tree_batch, pooled_rows
 
@@ -47,17 +48,16 @@ class TransformersEncoder(Encoder):
     backend = "transformers"
 
     def __init__(self, spec: ModelSpec, device: torch.device, precision: str, tree_packing: bool = True):
-        from transformers import AutoImageProcessor, AutoTokenizer
-
-        config, model = _load_model(spec)
+        if spec.held:  # a user's model and processor, as they are
+            model, processor = spec.held["model"], spec.held["processor"].image_processor
+            config, self.tokenizer = _checked_config(model.config, type(model).__name__), spec.held["processor"].tokenizer
+            self.held = held_record(model, _held_config(config), [] if config.name_or_path else
+                                    ["the checkpoint it was loaded from (config.name_or_path is empty)"])
+        else:
+            config, model, self.tokenizer, processor = _load(spec)
         super().__init__(model, device, precision, spec.random_weights, tree_packing)
         self.model_id = spec.model_id
         self.model_type = config.model_type
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(spec.identifier, trust_remote_code=False)
-            processor = AutoImageProcessor.from_pretrained(spec.identifier, trust_remote_code=False, backend="pil")
-        except (OSError, ValueError) as err:
-            raise ModelError(f"could not load the tokenizer/image processor of {spec.identifier}: {err}") from err
         self.image_transform = _ProcessorTransform(processor)
         self._image_processor = processor
         self.siglip = config.model_type in ("siglip", "siglip2")
@@ -83,6 +83,8 @@ class TransformersEncoder(Encoder):
         return text.lower() if self.lowercase else text
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
+        if not texts:  # transformers 5's tokenizers fail on an empty batch
+            return []
         return self.tokenizer(texts, truncation=True, max_length=self.max_length, padding=False)["input_ids"]
 
     def text_batch(self, ids: list[list[int]]) -> Batch:
@@ -114,7 +116,8 @@ class TransformersEncoder(Encoder):
                 else "dynamic: each length-sorted batch padded to its longest text (exact: causal mask, EOS pooling)",
                 "normalisation": ("lower-case before the tokenizer" if self.lowercase else "none before the tokenizer")
                 + f"; tokenizer normaliser {_tokenizer_normaliser(self.tokenizer)}",
-                "pooling": "last position" if self.siglip else "eos token",
+                "pooling": "last position" if self.siglip else ("largest token id (end-token id 2, as the model pools)"
+                                                                 if self.pool_rule[0] == "argmax" else "eos token"),
             },
             "image": {
                 "processor": type(processor).__name__,
@@ -147,21 +150,50 @@ def _tree_text_features(model, batch: Batch) -> torch.Tensor:
     return model.text_projection(text.final_layer_norm(pooled_rows(hidden, batch["pooled_index"])))
 
 
+def _classes() -> dict:
+    """The model class of each architecture LGIP scores, by ``model_type``."""
+    from transformers import CLIPModel, SiglipModel, Siglip2Model
+
+    return {"clip": CLIPModel, "siglip": SiglipModel, "siglip2": Siglip2Model}
+
+
+def _checked_config(config, what: str):
+    """``config``, refused (naming ``what``) unless it is of an architecture LGIP scores."""
+    if config.model_type not in _classes():
+        raise ModelError(f"{what} is a {config.model_type!r} model; LGIP scores CLIP, SigLIP and SigLIP 2 "
+                         f"architectures ({', '.join(_classes())})")
+    return config
+
+
+def _held_config(config) -> dict:
+    """What a held model's config tells of it: its type, where it was loaded from, and its hash."""
+    text = config.to_json_string(use_diff=False)
+    return {"model_type": config.model_type, "name_or_path": config.name_or_path or None,
+            "config_sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def _load(spec: ModelSpec):
+    """Config, model, tokenizer and image processor (PIL backend) of a Hub id or folder."""
+    from transformers import AutoImageProcessor, AutoTokenizer
+
+    config, model = _load_model(spec)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(spec.identifier, trust_remote_code=False)
+        processor = AutoImageProcessor.from_pretrained(spec.identifier, trust_remote_code=False, backend="pil")
+    except (OSError, ValueError) as err:
+        raise ModelError(f"could not load the tokenizer/image processor of {spec.identifier}: {err}") from err
+    return config, model, tokenizer, processor
+
+
 def _load_model(spec: ModelSpec):
     """Config first (refusing remote code and foreign architectures), then weights or seeded random init."""
-    from transformers import AutoConfig, CLIPModel, SiglipModel, Siglip2Model
+    from transformers import AutoConfig
 
-    classes = {"clip": CLIPModel, "siglip": SiglipModel, "siglip2": Siglip2Model}
     try:
         config = AutoConfig.from_pretrained(spec.identifier, trust_remote_code=False)
     except (OSError, ValueError) as err:
         raise ModelError(f"could not load the transformers config of {spec.identifier!r} (remote code is never run): {err}") from err
-    if config.model_type not in classes:
-        raise ModelError(
-            f"{spec.identifier!r} is a {config.model_type!r} model; LGIP scores CLIP, SigLIP and SigLIP 2 "
-            f"architectures ({', '.join(classes)})"
-        )
-    cls = classes[config.model_type]
+    cls = _classes()[_checked_config(config, repr(spec.identifier)).model_type]
     if spec.random_weights:
         with seeded_init():
             return config, cls(config)

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from PIL import Image
 
-from lgip_metric.models.base import Batch, Encoder, ModelError, seeded_init
+from lgip_metric.models.base import Batch, Encoder, ModelError, held_record, seeded_init
 from lgip_metric.models.registry import ModelSpec
 from lgip_metric.models.tree_pack import POOLS, additive_mask, is_tree_batch, pooled_queries, pooled_rows
 
@@ -41,13 +41,19 @@ class OpenClipEncoder(Encoder):
         import open_clip
         from open_clip.transform import PreprocessCfg, image_transform_v2
 
-        model, self._preprocess, self._preprocess_source = _create(spec)
+        if spec.held:  # a user's model, transform and tokenizer, as they are
+            model, transform, self.tokenizer = spec.held["model"], spec.held["preprocess"], spec.held["tokenizer"]
+            self._preprocess = dict(getattr(model.visual, "preprocess_cfg", {}))
+            self._preprocess_source = f"user-supplied preprocess: {transform!r}"
+            self.held = held_record(model, {"preprocess_cfg": self._preprocess},
+                                    ["the open_clip architecture name and pretrained tag it was made from"])
+        else:
+            model, self._preprocess, self._preprocess_source = _create(spec)
+            self.tokenizer = open_clip.get_tokenizer(spec.identifier)
+            transform = image_transform_v2(PreprocessCfg(**self._preprocess), is_train=False)
         super().__init__(model, device, precision, spec.random_weights, tree_packing)
         self.model_id = spec.model_id
-        self.tokenizer = open_clip.get_tokenizer(spec.identifier)
-        self.image_transform = _PixelTransform(
-            image_transform_v2(PreprocessCfg(**self._preprocess), is_train=False)
-        )
+        self.image_transform = _PixelTransform(transform)
         self._text = getattr(model, "text", model)
         self._pool = getattr(self._text, "text_pool_type", getattr(self._text, "pool_type", None))
         self._eos_id = getattr(self._text, "text_eos_id", getattr(self._text, "eos_id", None))
@@ -108,7 +114,8 @@ class OpenClipEncoder(Encoder):
                 "normalisation": f"none before the tokenizer; tokenizer cleaning '{clean}'",
                 "pooling": self._pool,
             },
-            "image": {**self._preprocess, "source": self._preprocess_source, "transform": "open_clip.image_transform_v2"},
+            "image": {**self._preprocess, "source": self._preprocess_source,
+                      "transform": "user-supplied" if self.held else "open_clip.image_transform_v2"},
         }
 
 

@@ -8,6 +8,9 @@
 - any transformers Hub id or local folder with a CLIP, SigLIP or SigLIP 2 architecture.
 
 ``random:<name>`` or ``pretrained="none"`` builds the same architecture with seeded random weights.
+
+``held_model`` makes the spec of a model a user already holds (an open_clip model with its preprocess
+and tokenizer, a transformers model with its processor): the same encoders are built from the objects.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class ModelSpec:
     random_weights: bool = False
     paper_row: str | None = None
     config: dict | None = field(default=None, compare=False)  # inline open_clip architecture
+    held: dict | None = field(default=None, compare=False, repr=False)  # a user's objects (``held_model``)
 
     @property
     def model_id(self) -> str:
@@ -79,8 +83,48 @@ REGISTRY["tiny-clip"] = ModelSpec("tiny-clip", OPEN_CLIP, "lgip-tiny-clip", rand
 PAPER_MODELS = tuple(name for name, spec in REGISTRY.items() if spec.paper_row)
 
 
-def resolve_model(model: str, pretrained: str | None = None) -> ModelSpec:
-    """Resolve a model name (and optional open_clip tag, or ``"none"``) to a :class:`ModelSpec`."""
+HELD_PREFIX = "user-supplied:"  # the identifier of a held model: its class, as nothing names its weights
+
+
+def held_model(model, *, preprocess=None, tokenizer=None, processor=None) -> ModelSpec:
+    """The spec of a model object a user holds: an open_clip model with its ``preprocess`` (the image transform
+    ``open_clip.create_model_and_transforms`` returns) and ``tokenizer`` (``open_clip.get_tokenizer``), or a
+    transformers CLIP / SigLIP / SigLIP 2 model with its ``processor`` (``AutoProcessor``: tokenizer and image
+    processor). The objects are used as they are; nothing is downloaded."""
+    cls = type(model).__name__
+    if processor is not None:
+        if preprocess is not None or tokenizer is not None:
+            raise ModelError("give a transformers model with processor=, or an open_clip model with preprocess= and "
+                             "tokenizer=, not both")
+        if not (hasattr(model, "config") and hasattr(model, "get_image_features")):
+            raise ModelError(f"processor= goes with a transformers model (CLIPModel, SiglipModel, Siglip2Model); "
+                             f"model is a {cls}")
+        for part in ("tokenizer", "image_processor"):
+            if getattr(processor, part, None) is None:
+                raise ModelError(f"processor= must hold a tokenizer and an image processor (AutoProcessor."
+                                 f"from_pretrained); this {type(processor).__name__} has no {part}")
+        backend, objects = TRANSFORMERS, {"model": model, "processor": processor}
+    elif preprocess is not None and tokenizer is not None:
+        if not (hasattr(model, "encode_image") and hasattr(model, "encode_text") and hasattr(model, "visual")):
+            raise ModelError(f"preprocess= and tokenizer= go with an open_clip model (encode_image, encode_text); "
+                             f"model is a {cls}")
+        if not callable(preprocess) or not callable(tokenizer):
+            raise ModelError("preprocess= must be the image transform and tokenizer= the tokenizer open_clip returns "
+                             "(open_clip.create_model_and_transforms, open_clip.get_tokenizer)")
+        backend, objects = OPEN_CLIP, {"model": model, "preprocess": preprocess, "tokenizer": tokenizer}
+    else:
+        raise ModelError(f"a model object ({cls}) needs what turns images and texts into its inputs: processor= for a "
+                         "transformers model, preprocess= and tokenizer= for an open_clip model")
+    return ModelSpec(f"{cls} object", backend, f"{HELD_PREFIX}{cls}", held=objects)
+
+
+def resolve_model(model: str | ModelSpec, pretrained: str | None = None) -> ModelSpec:
+    """Resolve a model name (and optional open_clip tag, or ``"none"``) to a :class:`ModelSpec`; a spec (of a
+    held model, :func:`held_model`) is its own resolution."""
+    if isinstance(model, ModelSpec):
+        if pretrained is not None:
+            raise ModelError(f"--pretrained {pretrained!r} applies to a model name, not to {model.name}")
+        return model
     name = model.strip()
     random = name.startswith(RANDOM_PREFIX)
     name = name[len(RANDOM_PREFIX):] if random else name

@@ -14,6 +14,8 @@
   and PR on all rows beside those of the validated rows;
 - ``comparison.md`` / ``comparison.csv`` (two or more models): every model against the first,
   paired image-bootstrap intervals of the differences and McNemar's test on the flips;
+- ``leaderboard.md`` / ``leaderboard.csv``: every model, best PR first, beside the paper's quoted rows, with
+  intervals (:mod:`lgip_metric.report.leaderboard`, what the Space's Leaderboard shows);
 - ``report.md``: an index of the above.
 
 With ``paper=True`` the paper's published rows are added, labelled as quoted.
@@ -27,7 +29,7 @@ from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
 from lgip_metric import stats
 from lgip_metric.statistics import score_table
-from lgip_metric.report import hard, plots, probes, qualitative, tables, validated
+from lgip_metric.report import hard, leaderboard, plots, probes, qualitative, tables, validated
 from lgip_metric.results.record import Results, load_comparable, with_scores
 
 QUALITATIVE_TOP = 12
@@ -78,6 +80,7 @@ def write_report(results: list[Results], out_dir: str | Path, *, paper: bool = F
     paths = {name: out / name for name in texts}
     for name, text in texts.items():
         atomic_write_text(paths[name], text)
+    paths.update(leaderboard.write_leaderboard(results, out))
     for path in plots.frontier(results, out, paper):
         paths[path.name] = path
     index = ["# LGIP report", "", *(f"- [{name}]({name})" for name in paths), "",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 RANDOM_MARK = "random weights"
 RANDOM_NOTE = "RANDOM WEIGHTS: this model was not trained; its scores are meaningless (tests and timing only)."
-_OPTIONAL = ("note", "model_type", "groups_scores")  # keys a record holds only when they apply
+_OPTIONAL = ("note", "model_type", "held", "groups_scores")  # keys a record holds only when they apply
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,9 @@ class Provenance:
     """Which model (weights, settings, libraries) scored which dataset rows, when and how fast.
 
     The fields are the keys of ``provenance.json`` in the order it writes them; ``note``,
-    ``model_type`` and ``groups_scores`` are left out of the record when None. Only ``model`` is
+    ``model_type``, ``held`` and ``groups_scores`` are left out of the record when None. ``held`` says what is
+    known of a model the user passed as an object (``score(model_object, ...)``): that it was user-supplied,
+    its class, parameters, config or preprocessing, and what is unknown. Only ``model`` is
     required, so a record written by an older version (or a test's partial one) still loads.
     """
 
@@ -39,6 +41,7 @@ class Provenance:
     image: dict = field(default_factory=dict)
     weights_sha256: str | None = None
     model_type: str | None = None
+    held: dict | None = None  # a model passed as an object: what is known of it, and what is not
     libraries: dict = field(default_factory=dict)
     dataset: dict = field(default_factory=dict)  # source, config, fingerprint, seed, lexicon_version
     counts: dict = field(default_factory=dict)
@@ -74,6 +77,8 @@ class Provenance:
         """Human-readable lines about the finished run (loud about random weights and skipped images)."""
         counts, timing = self.counts, self.timing
         lines = [f"!!! {self.note}"] if self.random_weights else []
+        if self.held:
+            lines.append(f"model: a user-supplied {self.held['class']} object; unknown: {'; '.join(self.held['unknown'])}")
         lines += [
             f"model {self.model_id} ({self.backend}, {self.precision}, {self.device}, "
             f"text normalisation: {self.text['normalisation']})",

@@ -15,7 +15,8 @@ each group's four similarities.
 Memory grows with the images and captions; of each variant only its token ids are kept (about 120 MB for the
 paper's 2.4 M texts: :class:`~lgip_metric.scoring.texts.TokenIds`). The image embeddings are kept, the text
 embeddings stream through :class:`lgip_metric.scoring.join.ScoreJoin` (each scored as it arrives and dropped
-once no row waits for it), and under torchrun ranks
+once no row waits for it; the texts are planned window by window of ``WINDOW_IMAGES`` images, so a caption
+waits for its variants within its window, not across the whole set), and under torchrun ranks
 exchange the image embeddings, the caption embeddings other ranks' rows need and the per-row scores.
 The rows' memory-mapped table is let go while the texts stream and read again to be written, the
 score file is hashed as it is written rather than held, and blocks of 4 MiB and more are never carved
@@ -47,14 +48,16 @@ from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_ba
 from lgip_metric.models import Encoder, load_model, loader_workers, resolve_model, select_device
 from lgip_metric.models.base import one_ahead
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
-from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, image_positions, keys_of_images, long_pairs, read_alike,
-                                              read_groups, read_rows, split_validated, unique_texts, validated_rows)
+from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, folded_pairs, image_positions, keys_of_images, long_pairs,
+                                              read_alike, read_groups, read_rows, split_validated, unique_texts,
+                                              validated_rows)
 from lgip_metric.scoring.join import Behind, ScoreJoin
 from lgip_metric.scoring.score_files import write_table, writing
-from lgip_metric.scoring.texts import batch_inputs, plan_batches
+from lgip_metric.scoring.texts import batch_inputs, image_windows, plan_batches
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
+WINDOW_IMAGES = 500  # images whose texts are planned together: the join holds at most about one window's texts
 GROUP_PAIRS, GROUP_SCORES = ((0, 0), (0, 1), (1, 0), (1, 1)), ("s_a_ca", "s_a_cb", "s_b_ca", "s_b_cb")
 
 @dataclass(frozen=True)
@@ -178,18 +181,21 @@ class _Job:
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
         texts, caption_idx, variant_idx, *group_text_idx = unique_texts(rows, encoder.normalize_text, groups)
-        candidates = long_pairs(encoder, rows, caption_idx, variant_idx)
+        candidates = np.union1d(long_pairs(encoder, rows, caption_idx, variant_idx),
+                                folded_pairs(rows, caption_idx, variant_idx))
         # The rows' Arrow table is memory-mapped: let go, the pages it touched leave this process while
         # the texts stream; rank 0 reads it again to write the scores.
         del rows, id_columns
-        image_columns = {"s_original": (image_idx[keep], caption_idx[keep]), "s_variant": (image_idx[keep], variant_idx[keep])}
+        scored = keep if not keep.all() else slice(None)  # a view, not copies, where every image decoded
+        image_columns = {"s_original": (image_idx[scored], caption_idx[scored]),
+                         "s_variant": (image_idx[scored], variant_idx[scored])}
         group_keep = None
         if groups is not None:
             group_keep = ~(np.isin(group_image_idx[0], list(failed)) | np.isin(group_image_idx[1], list(failed)))
             for (i, j), name in zip(GROUP_PAIRS, GROUP_SCORES):
                 image_columns[name] = (group_image_idx[i][group_keep], group_text_idx[j][group_keep])
         values, text_stats, tokens = self._score_texts(encoder, texts, cache, image_emb, image_columns,
-                                                       (caption_idx[keep], variant_idx[keep]), workers)
+                                                       (caption_idx[scored], variant_idx[scored]), workers)
         alike = read_alike(encoder, texts, caption_idx, variant_idx, candidates, tokens) & keep
         n_texts = len(texts)
         del image_emb, texts, image_columns, tokens  # let go before the rows are read again and written
@@ -226,6 +232,8 @@ class _Job:
             "cached_texts": text_stats["cached"],
             **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
+        tied = alike[keep] & (caption_idx[keep] != variant_idx[keep])  # the same tokens: one text, an exact tie
+        values["s_variant"][tied] = values["s_original"][tied]
         table = (rows if keep.all() else rows.filter(pa.array(keep))).append_column("s_original", pa.array(values["s_original"], pa.float64()))
         table = table.append_column("s_variant", pa.array(values["s_variant"], pa.float64()))
         table = table.append_column("t_sim", pa.array(values["t_sim"], pa.float64()))
@@ -302,22 +310,28 @@ class _Job:
         hits = cache.find("text", [content_key(x) for x in texts], images.shape[1]) if cache and ctx.is_main else None
         cached = ctx.broadcast(np.sort(hits.positions) if hits is not None else np.zeros(0, np.int64))
         missing = np.setdiff1d(np.arange(count), cached)
-        # Run them shortest first (same batches, so the same embeddings): variants are mostly as long as
-        # their caption or longer, so a caption waits for its variants rather than many variants for it.
-        plan, tokens = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers)
+        # Run them shortest first within each window (same batches, so the same embeddings): variants are mostly
+        # as long as their caption or longer, so a caption waits for its variants rather than many variants for it.
+        windows = image_windows(count, image_columns.values(), WINDOW_IMAGES)
+        plan, tokens = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers, windows)
         plan = plan[::-1]
         batches = [np.concatenate(item) if isinstance(item, list) else item for item in plan]  # text positions
-        owner = np.zeros(count, np.int64)  # the rank that brings each text: 0 for cached ones
-        for b, batch in enumerate(batches):
-            owner[batch] = b % ctx.world
         left, right = text_column
-        whose = {name: owner[txt] for name, (_, txt) in image_columns.items()}  # the rank that scores each entry
-        whose["t_sim"] = owner[right]
-        mine = {name: ranks == ctx.rank for name, ranks in whose.items()}
-        join = ScoreJoin(images, count, {name: (img[mine[name]], txt[mine[name]]) for name, (img, txt) in image_columns.items()},
-                         (left[mine["t_sim"]], right[mine["t_sim"]]))
         exported = np.zeros(count, bool)  # captions whose variant another rank owns
-        exported[left[owner[left] != owner[right]]] = True
+        if ctx.world == 1:  # one rank scores every entry: the columns as they are, no copies held while texts stream
+            whose = None
+            join = ScoreJoin(images, count, image_columns, text_column)
+        else:
+            owner = np.zeros(count, np.int64)  # the rank that brings each text: 0 for cached ones
+            for b, batch in enumerate(batches):
+                owner[batch] = b % ctx.world
+            whose = {name: owner[txt] for name, (_, txt) in image_columns.items()}  # the rank that scores each entry
+            whose["t_sim"] = owner[right]
+            mine = {name: ranks == ctx.rank for name, ranks in whose.items()}
+            join = ScoreJoin(images, count, {name: (img[mine[name]], txt[mine[name]]) for name, (img, txt) in image_columns.items()},
+                             (left[mine["t_sim"]], right[mine["t_sim"]]))
+            exported[left[owner[left] != owner[right]]] = True
+            del owner, mine
         step = ROUND_BATCHES * ctx.world
         rounds = [list(range(start, min(start + step, len(batches)))) for start in range(0, len(batches), step)]
         writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
@@ -356,8 +370,11 @@ class _Job:
             wanted = join.waiting[positions] > 0
             join.add(positions[wanted], torch.from_numpy(emb[wanted]))
 
-    def _collect(self, values: dict[str, np.ndarray], whose: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Every column assembled on rank 0 from each rank's values of its own entries ({} on the other ranks)."""
+    def _collect(self, values: dict[str, np.ndarray], whose: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+        """Every column assembled on rank 0 from each rank's values of its own entries ({} on the other ranks);
+        ``values`` themselves on a single rank (``whose`` None)."""
+        if whose is None:
+            return values
         parts = self.ctx.gather_to_main(values)
         out = {}
         for name in values if parts else ():
@@ -384,6 +401,7 @@ class _Job:
             "image": encoder_record["image"],
             "weights_sha256": encoder_record["weights_sha256"],
             **({"model_type": encoder_record["model_type"]} if "model_type" in encoder_record else {}),
+            **({"held": encoder_record["held"]} if "held" in encoder_record else {}),
             "libraries": {**encoder_record["libraries"], "datasets": datasets.__version__, "numpy": np.__version__},
             "dataset": {
                 "source": str(self.files.dataset),

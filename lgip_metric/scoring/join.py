@@ -43,8 +43,9 @@ class _Index:
     """The entries of an index array grouped by value: ``members(values)`` lists the entries naming any of them."""
 
     def __init__(self, values: np.ndarray, size: int):
-        self.order = np.argsort(values, kind="stable")
-        self.starts = np.concatenate([[0], np.cumsum(np.bincount(values, minlength=size))])
+        kind = np.int32 if len(values) < 2**31 else np.int64  # held while every text streams: half the bytes
+        self.order = np.argsort(values, kind="stable").astype(kind)
+        self.starts = np.concatenate([[0], np.cumsum(np.bincount(values, minlength=size))]).astype(kind)
 
     def members(self, values: np.ndarray) -> np.ndarray:
         begin, end = self.starts[values], self.starts[values + 1]

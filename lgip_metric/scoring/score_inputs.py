@@ -120,12 +120,24 @@ def long_pairs(encoder, rows: pa.Table, caption_idx: np.ndarray, variant_idx: np
     return np.flatnonzero(long.to_numpy(zero_copy_only=False) & (caption_idx != variant_idx))
 
 
+def folded_pairs(rows: pa.Table, caption_idx: np.ndarray, variant_idx: np.ndarray) -> np.ndarray:
+    """The rows whose caption and variant differ once normalised but are one text after case folding and with
+    runs of white space made one space: most tokenizers drop such a difference (CLIP's lower-cases and splits
+    at white space), so these too can reach the model as the same token ids, at any length."""
+    def folded(name: str) -> pa.ChunkedArray:
+        text = pc.utf8_lower(rows.column(name))
+        return pc.utf8_trim_whitespace(pc.replace_substring_regex(text, r"\s+", " "))
+
+    same = pc.equal(folded("caption"), folded("variant")).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(same & (caption_idx != variant_idx))
+
+
 def read_alike(encoder, texts: list[str], caption_idx: np.ndarray, variant_idx: np.ndarray, candidates: np.ndarray,
                tokens=None) -> np.ndarray:
     """Per row, whether its caption and variant reach the model as the same token ids although the texts differ:
     one text once the model's ``normalize_text`` has run (the unique-text codes of ``texts`` say so: case, for
-    SigLIP 2, which lower-cases there), or two of the ``candidates`` rows (:func:`long_pairs`) whose token ids
-    match. Their ids come from ``tokens`` (the engine's :class:`~lgip_metric.scoring.texts.TokenIds`) where it
+    SigLIP 2, which lower-cases there), or two of the ``candidates`` rows (:func:`long_pairs`,
+    :func:`folded_pairs`) whose token ids match. Their ids come from ``tokens`` (the engine's :class:`~lgip_metric.scoring.texts.TokenIds`) where it
     holds them; the other texts are tokenised here, each distinct text once."""
     alike = caption_idx == variant_idx
     if candidates.size:
@@ -134,7 +146,8 @@ def read_alike(encoder, texts: list[str], caption_idx: np.ndarray, variant_idx: 
         kept = tokens.known(distinct) if tokens is not None else np.zeros(len(distinct), bool)
         ids = {int(p): tokens.ids(p) for p in distinct[kept]}
         rest = distinct[~kept].tolist()
-        ids.update(zip(rest, encoder.tokenize([texts[p] for p in rest])))
+        if rest:  # every id may be kept already, and a tokenizer may refuse an empty batch
+            ids.update(zip(rest, encoder.tokenize([texts[p] for p in rest])))
         alike[candidates] = [ids[a] == ids[b] for a, b in zip(left.tolist(), right.tolist())]
     return alike
 

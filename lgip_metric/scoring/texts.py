@@ -148,22 +148,54 @@ def batch_inputs(encoder: Encoder, texts: Sequence[str], batches: Sequence[np.nd
 
 
 def plan_batches(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, batch_size: int, ctx: Context,
-                 show: bool, num_workers: int) -> tuple[list[np.ndarray | list[np.ndarray]], TokenIds | None]:
+                 show: bool, num_workers: int, windows: np.ndarray | None = None,
+                 ) -> tuple[list[np.ndarray | list[np.ndarray]], TokenIds | None]:
     """The batches that encode ``texts[positions]``, largest first: lists of tree packs (arrays of text
     positions) when the encoder packs, else arrays of text positions, sorted by token length when the
     model pads dynamically and in position order when it pads to a fixed length; and the token ids of
     ``texts[positions]`` where the plan counted them (None for a fixed length). Each ``ctx`` rank
-    tokenises a strided share of the chunks."""
-    if encoder.tree_packing:
-        order = np.array(sorted(positions.tolist(), key=texts.__getitem__), np.int64)  # shared prefixes side by side
-        tokens, lengths, shared = _gathered_counts(encoder, texts, order, ctx, show, num_workers)
-        packs, nodes = tree_packs(lengths, shared)
-        budget = pack_budget(encoder, batch_size * int(lengths.max(initial=1)))
-        return [[order[pack] for pack in batch] for batch in pack_batches(packs, nodes, budget)], tokens
-    if not encoder.dynamic_padding:
-        return [positions[b] for b in length_batches(np.zeros(len(positions), np.int64), batch_size, False)], None
-    tokens, lengths, _ = _gathered_counts(encoder, texts, positions, ctx, show, num_workers)
-    return [positions[b] for b in length_batches(lengths, batch_size, True)], tokens
+    tokenises a strided share of the chunks. With ``windows`` (a window number per text position), each
+    window's texts are planned on their own, window after window in ascending order (:func:`window_spans`)."""
+    spans = window_spans(positions, windows)
+    if not encoder.tree_packing and not encoder.dynamic_padding:
+        return [span[b] for span in spans for b in length_batches(np.zeros(len(span), np.int64), batch_size, False)], None
+    if encoder.tree_packing:  # shared prefixes side by side
+        spans = [np.array(sorted(span.tolist(), key=texts.__getitem__), np.int64) for span in spans]
+    order = np.concatenate(spans) if spans else np.zeros(0, np.int64)
+    tokens, lengths, shared = _gathered_counts(encoder, texts, order, ctx, show, num_workers)
+    bounds = np.cumsum([0, *map(len, spans)])
+    parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    if not encoder.tree_packing:
+        return [order[part][b] for part in parts for b in length_batches(lengths[part], batch_size, True)], tokens
+    budget = pack_budget(encoder, batch_size * int(lengths.max(initial=1)))
+    plan = []
+    for part in parts:  # a window's first text starts a pack: no pack spans two windows
+        packs, nodes = tree_packs(lengths[part], shared[part])
+        plan += [[order[part][pack] for pack in batch] for batch in pack_batches(packs, nodes, budget)]
+    return plan, tokens
+
+
+def window_spans(positions: np.ndarray, windows: np.ndarray | None) -> list[np.ndarray]:
+    """``positions`` split by their ``windows`` number, in ascending window order, each in the order given
+    (all of them in one span without windows)."""
+    if windows is None or not len(positions):
+        return [positions]
+    number = windows[positions]
+    order = np.argsort(number, kind="stable")
+    return np.split(positions[order], np.flatnonzero(np.diff(number[order])) + 1)
+
+
+def image_windows(count: int, columns, images_per_window: int) -> np.ndarray:
+    """A window number per text position: the last window of ``images_per_window`` images (by image
+    position) whose rows name it, over ``columns`` of ``(image positions, text positions)``; 0 for a text no
+    row names. Planning window by window bounds the texts the join holds for a partner, which grow with the
+    whole set when every text is planned at once (a caption waits for its last variant). The engine runs
+    the windows last first, so a text that rows of several windows name (a short caption's variant can be
+    another image's too) comes with the first of them and is the one text held for the others."""
+    window = np.zeros(count, np.int64)
+    for images, text_positions in columns:
+        np.maximum.at(window, np.asarray(text_positions, np.int64), np.asarray(images, np.int64) // images_per_window)
+    return window
 
 
 def pack_budget(encoder: Encoder, plain_tokens: int) -> int:

@@ -5,7 +5,9 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass
+from typing import Callable
 
+import gradio as gr
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -15,6 +17,7 @@ from PIL import Image
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
+from lgip_dataset.errors import LGIPError
 from lgip_dataset.perturb import Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.registry import CORE, FAMILIES, HARD, OPT_IN
 from lgip_metric import stats
@@ -89,6 +92,21 @@ def score(encoder: Encoder, model: str, image: Image.Image, caption: str, result
     """Score the caption and all its variants in one text batch."""
     sims = similarities(encoder, image, [caption, *(v.text for v in variants(result))])
     return Scored(model, float(sims[0]), sims[1:])
+
+
+def score_each(load: Callable[[str], Encoder], names: list[str], image: Image.Image, caption: str,
+               result: PerturbResult) -> tuple[list[Scored], dict[str, str]]:
+    """Each model's scores, and beside them the error of each model that could not be loaded or scored
+    (``load`` raises ``gr.Error``): one model's failure leaves the others' results standing."""
+    scores, failed = [], {}
+    for name in names:
+        try:
+            scores.append(score(load(name), name, image, caption, result))
+        except gr.Error as err:
+            failed[name] = err.message
+        except LGIPError as err:
+            failed[name] = str(err)
+    return scores, failed
 
 
 def caption_metrics(scored: Scored, result: PerturbResult) -> dict:
@@ -188,8 +206,10 @@ def chart(scores: list[Scored], result: PerturbResult, labels: dict[str, str]):
     return fig
 
 
-def summary(scores: list[Scored], result: PerturbResult, labels: dict[str, str]) -> str:
-    """Markdown: per model this caption's similarity, E_inv, gap and PR (with counts and per flip type)."""
+def summary(scores: list[Scored], result: PerturbResult, labels: dict[str, str],
+            failed: dict[str, str] | None = None) -> str:
+    """Markdown: per model this caption's similarity, E_inv, gap and PR (with counts and per flip type); then
+    each model of ``failed`` with its error."""
     lines = []
     if any("random" in label for label in labels.values()):
         lines.append("> ⚠️ **Random weights**: a model marked *random weights* was never trained; its numbers "
@@ -208,6 +228,7 @@ def summary(scores: list[Scored], result: PerturbResult, labels: dict[str, str])
             f"| {labels[scored.model]} | {scored.original:.4f} | {_fmt(m['E_inv'])} ({m['paraphrases']} para.) | "
             f"{_fmt(m['gap'])} | {_fmt(m['PR'], 2)} ({m['caught']}/{m['flips']} caught) | {hard} | {per_type or '—'} |"
         )
+    lines += [f"\n> ❌ **{name}** could not be scored: {error}" for name, error in (failed or {}).items()]
     lines.append("\nFor this one caption: E_inv = mean |s(I,c) − s(I,c′)| over its paraphrases; gap = mean "
                  "s(I,c) − s(I,c†) over its flips (the paper's; the hard flips in their own column); PR = share of "
                  "flips scored below the caption (a tie counts as missed).")
