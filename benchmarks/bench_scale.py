@@ -37,7 +37,8 @@ CHILD = """
 import json, resource, sys, time
 from lgip_metric import api
 from lgip_metric.scoring import engine
-engine.WINDOW_IMAGES = int(sys.argv[5]) if sys.argv[5] != "default" else engine.WINDOW_IMAGES
+if sys.argv[5] != "default":
+    engine.WINDOW_IMAGES = int(sys.argv[5])
 start = time.perf_counter()
 run = api.score(sys.argv[1], sys.argv[3], dataset=sys.argv[2], cache_dir="none", num_workers=0, progress=False,
                 batch_size=int(sys.argv[4]))

@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from lgip_dataset.held_out_reference import HARD_BLOCK, PAPER_TYPES, TYPES
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ANNOTATIONS = REPO.parent / "shared" / "coco" / "annotations"
 VAL2017, KARPATHY = "captions_val2017.json", "coco_karpathy_test.json"
-TYPES = ("hard_object", "hard_color", "hard_count")
-PAPER = ("object", "color", "count")  # the paper's flips, audited apart so the hard flips' partitions stay their own
 COMPOSITIONAL = ("hard_relation", "spatial", "binding")  # audited on a --families all build's validated config
 STANDARD = {"per_type_max": 0.57, "min": 0.45}  # what every held-out instrument must read for a family to be reported clean
 
@@ -82,7 +82,7 @@ def audited(folder: Path, corpus_file: Path | None, seed: int) -> dict:
     source = audit.from_build(folder)
     keep = ("pairs", "images", "learners", "typicality", "corpus_typicality", "trigram", "corpus_trigram", "bigram")
     figures, described = {}, []
-    for types in (TYPES, PAPER):
+    for types in (TYPES, PAPER_TYPES):  # the paper's flips apart: the hard flips' partitions stay their own
         rows = audit.flip_rows(source.frame, types=list(types), where=str(folder))
         corpus = (audit.corpus_captions(corpus_file, rows["image_id"].unique(), source.frame["caption"].unique())
                   if corpus_file else None)
@@ -98,7 +98,7 @@ def coverage(frame) -> dict:
     """The share of the build's images with at least one hard flip, and with one of each hard type."""
     images = frame["image_id"].nunique()
     shares = {t: frame.loc[frame["type"] == t, "image_id"].nunique() / images for t in TYPES}
-    return {"hard flips": frame.loc[frame["type"].isin(TYPES), "image_id"].nunique() / images, **shares}
+    return {HARD_BLOCK: frame.loc[frame["type"].isin(TYPES), "image_id"].nunique() / images, **shares}
 
 
 def _instruments(entry: dict) -> dict:
