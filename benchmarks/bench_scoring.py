@@ -128,7 +128,7 @@ def image_batches(encoder, cells, batch_size: int) -> list:
     items = []
     for image_id, cell in cells.items():
         try:
-            items.append((image_id, encoder.image_transform(cell_image(cell)), ""))
+            items.append((image_id, encoder.image_transform(cell_image(cell)), "", False))
         except ImageError:
             continue
     size = image_batch_size(encoder, batch_size)

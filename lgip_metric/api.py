@@ -38,7 +38,7 @@ def score(model, out: str | Path, *, dataset: str | Path | None = None, pretrain
           config: str = schema.PAIRS, batch_size: int = 64, precision: str = "fp32", device: str | None = None,
           cache_dir: str | Path | None = None, num_workers: int | None = None, progress: bool = True,
           limit: int | None = None, tree_packing: bool = True, validated: bool = False,
-          preprocess=None, tokenizer=None, processor=None):
+          preprocess=None, tokenizer=None, processor=None, keep_inputs: bool = False):
     """Score every row of ``config`` of ``dataset`` (default: the embedded sample) with ``model``; ``validated``
     keeps only the rows the validated rule keeps (:func:`lgip_dataset.judging.validated`).
 
@@ -51,7 +51,8 @@ def score(model, out: str | Path, *, dataset: str | Path | None = None, pretrain
     (removing an earlier run's results.json and report that described other scores:
     :func:`~lgip_metric.results.record.remove_superseded`) and returns the
     :class:`~lgip_metric.scoring.engine.ScoreRun`: paths, ``provenance``, the score table (``frame``) and
-    what it removed (``superseded``). Options are those of ``lgip score`` (see :func:`lgip_metric.scoring.engine.score_dataset`).
+    what it removed (``superseded``). Options are those of ``lgip score`` (see :func:`lgip_metric.scoring.engine.score_dataset`);
+    ``keep_inputs`` keeps the decoded pixels and token ids in the cache for the models after this one.
     """
     from lgip_dataset import SAMPLE_DIR
     from lgip_metric.scoring.engine import score_dataset
@@ -62,7 +63,7 @@ def score(model, out: str | Path, *, dataset: str | Path | None = None, pretrain
         run = score_dataset(model, dataset or SAMPLE_DIR, out, pretrained=pretrained, config=config,
                             batch_size=batch_size, precision=precision, device=device, cache_dir=cache_dir,
                             num_workers=num_workers, progress=progress, limit=limit, tree_packing=tree_packing,
-                            validated=validated)
+                            validated=validated, keep_inputs=keep_inputs)
         if not is_main_rank():
             return run
         return replace(run, superseded=tuple(results_file.remove_superseded(out, run.provenance.scores["sha256"])))
@@ -101,7 +102,8 @@ def evaluate_model(model, out: str | Path, *, dataset: str | Path | None = None,
                    device: str | None = None, cache_dir: str | Path | None = None, num_workers: int | None = None,
                    progress: bool = True, limit: int | None = None, tree_packing: bool = True, bootstrap: int = 1000, seed: int = 0,
                    confidence: float = 0.95, pair_level: bool = False, extra_types: Sequence[str] = (),
-                   validated: bool = False, preprocess=None, tokenizer=None, processor=None) -> Results | None:
+                   validated: bool = False, preprocess=None, tokenizer=None, processor=None,
+                   keep_inputs: bool = False) -> Results | None:
     """Score ``model`` (:func:`score`, same options: a name, or a model object with its ``preprocess`` and
     ``tokenizer`` or its ``processor``), compute the LGIP statistics, blind baselines and
     (when the dataset has groups) 2x2 group scores, write ``results.json`` into ``out`` once and
@@ -122,7 +124,7 @@ def evaluate_model(model, out: str | Path, *, dataset: str | Path | None = None,
         scored = score(model, out, dataset=dataset, pretrained=pretrained, config=config, batch_size=batch_size,
                        precision=precision, device=device, cache_dir=cache_dir, num_workers=num_workers,
                        progress=progress, limit=limit, tree_packing=tree_packing, validated=validated,
-                       preprocess=preprocess, tokenizer=tokenizer, processor=processor)
+                       preprocess=preprocess, tokenizer=tokenizer, processor=processor, keep_inputs=keep_inputs)
         return _results(scored, out, limit=limit, batch_size=batch_size, precision=precision, device=device,
                         num_workers=num_workers, bootstrap=bootstrap, seed=seed, confidence=confidence,
                         pair_level=pair_level, extra_types=extra_types, validated=validated) if is_main_rank() else None

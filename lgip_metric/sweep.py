@@ -10,7 +10,9 @@
 ``<slug>`` is :func:`model_slug` of the name as given. A model that fails (it cannot be loaded, or its
 run is refused) is recorded with its error and the others still run; :attr:`Sweep.failed` names them.
 With ``skip_existing`` a model whose run folder already holds a complete results.json of the same model,
-dataset fingerprint and options (:data:`SAME_RESULTS`) is read instead of scored again.
+dataset fingerprint and options (:data:`SAME_RESULTS`) is read instead of scored again. The models of a sweep
+share their inputs through the cache: each image is decoded once per distinct image preprocessing and each
+text tokenised once per distinct tokenizer (:mod:`lgip_metric.scoring.input_cache`).
 """
 from __future__ import annotations
 
@@ -160,6 +162,8 @@ def evaluate_models(models: Sequence[str], out: str | Path, *, skip_existing: bo
         resolve_model(model, pretrained=pretrained)  # a ModelError naming the model, before any scoring
     main = api.is_main_rank()
     runs = []
+    if len(folders) > 1:  # each image decoded and each text tokenised once per distinct preprocessing and tokenizer
+        options = {**options, "keep_inputs": True}
     with claimed_output(out, lock=main):
         for model, folder in folders.items():
             run = _run_one(model, folder, skip_existing, paper, options)

@@ -35,11 +35,15 @@ if TYPE_CHECKING:
 TINY_LAYERS = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
 
 
-def make_tiny_openclip(folder: str | Path | None = None) -> str:
-    """The tiny open_clip model's name, or (with ``folder``) a ``local-dir:`` model written there."""
-    if folder is None:
+def make_tiny_openclip(folder: str | Path | None = None, layers: int = 2) -> str:
+    """The tiny open_clip model's name, or (with ``folder``) a ``local-dir:`` model written there, with ``layers``
+    blocks in each tower (models of other depths share its preprocessing and tokenizer)."""
+    if folder is None and layers == 2:
         return "random:tiny-clip"
-    return _save_openclip(folder, TINY_CLIP_CONFIG, {"mean": [0.5] * 3, "std": [0.5] * 3})
+    if folder is None:
+        raise ValueError("a tiny model of another depth is written to a folder: give folder=")
+    config = {**TINY_CLIP_CONFIG, **{tower: {**TINY_CLIP_CONFIG[tower], "layers": layers} for tower in ("vision_cfg", "text_cfg")}}
+    return _save_openclip(folder, config, {"mean": [0.5] * 3, "std": [0.5] * 3})
 
 
 def make_random_openclip(folder: str | Path, architecture: str) -> str:

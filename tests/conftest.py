@@ -48,3 +48,23 @@ def val2017_2000_build(tmp_path_factory) -> Path:
     build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=400,
                       captions_per_image=5, families="core,hard"), progress=False)
     return out
+
+
+# What a subprocess computes with: threads, allocator, this project's and the Hub's settings (a library may set
+# others on import, e.g. KMP_DUPLICATE_LIB_OK, which change nothing a run computes).
+WATCHED_ENV = ("OMP_", "MKL_", "OPENBLAS_", "BLIS_", "VECLIB_", "NUMEXPR_", "MALLOC_", "LGIP_", "HF_", "TORCH_",
+               "CUDA_", "CUBLAS_", "PYTHONHASHSEED")
+LIBRARIES_SET = {"HF_HUB_DISABLE_TELEMETRY"}  # gradio sets it when imported
+
+
+@pytest.fixture(autouse=True)
+def _environment_left_as_found():
+    """A test that leaves a watched environment variable changed fails: every later subprocess would inherit the
+    change (a script run in-process once set OMP_NUM_THREADS=1 for the rest of the session, and runs killed in
+    subprocesses then encoded with one thread, their scores differing from in-process ones in the last bits).
+    Use ``monkeypatch``."""
+    before = {k: v for k, v in os.environ.items() if k.startswith(WATCHED_ENV) and k not in LIBRARIES_SET}
+    yield
+    after = {k: v for k, v in os.environ.items() if k.startswith(WATCHED_ENV) and k not in LIBRARIES_SET}
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"the test left environment variables changed: {', '.join(changed)}"

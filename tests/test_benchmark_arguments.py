@@ -37,6 +37,9 @@ CASES = [
     ("bench_peer.py", ["--limit", "0"], "argument --limit: must be at least 1"),
     ("bench_peer.py", ["--dataset", "/nonexistent"], "argument --dataset: /nonexistent: no such folder"),
     ("draw_flips.py", [str(REPO / "lgip_dataset" / "sample"), "--n", "0"], "argument --n: must be at least 1"),
+    ("bench_sweep.py", ["--models", "1"], "argument --models: must be at least 2"),
+    ("bench_sweep.py", ["--repeat", "0"], "argument --repeat: must be at least 1"),
+    ("bench_sweep.py", ["--dataset", "/nonexistent"], "argument --dataset: /nonexistent: no such folder"),
 ]
 
 

@@ -40,6 +40,13 @@ def test_bench_scoring_quick_times_the_packed_engine_and_the_new_floor_only():
         assert label not in out
 
 
+def test_bench_sweep_prints_both_paths_the_ratios_and_equal_scores(tmp_path):
+    out = _run("bench_sweep.py", "--models", "2", "--repeat", "1", "--work", str(tmp_path))
+    for label in ("one by one  tiny-2 blocks", "sweep       tiny-3 blocks", "ratio       sweep image inputs tiny-3 blocks",
+                  "ratio       sweep total / one-by-one total", "byte-identical: yes"):
+        assert label in out, out
+
+
 def test_bench_metric_prints_both_paths_and_the_ratio():
     out = _run("bench_metric.py", "--rows", "20000", "--bootstrap", "10", "--repeat", "1")
     assert "lgip_metric.stats, point estimates" in out and "evaluate.load(...).compute" in out

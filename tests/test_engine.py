@@ -219,18 +219,19 @@ def test_image_batches_come_whole_from_pieces_decoded_by_workers(workers, monkey
 
         def __getitem__(self, i):
             if i % 5 == 3:
-                return i, None, f"bad {i}"
-            return i, {"pixel_values": torch.full((3, 2, 2), float(i))}, ""
+                return i, None, f"bad {i}", False
+            return i, {"pixel_values": torch.full((3, 2, 2), float(i))}, "", i % 2 == 0  # even ones from kept pixels
 
     monkeypatch.setattr(image_data, "PIECE_IMAGES", 3)
     batches = [[0, 1, 2, 3, 4, 5, 6], [7], [8, 9, 10, 11, 12, 13, 14, 15, 16, 17], [18, 19, 20, 21, 22]]
     got = list(image_data.image_batches(Items(), batches, workers, torch.device("cpu")))
     assert len(got) == len(batches)
-    for (done, batch, failed), items in zip(got, batches):
+    for (done, batch, failed, kept), items in zip(got, batches):
         want = image_data.collate([Items()[i] for i in items])
         assert done == want[0] and failed == want[2] and torch.equal(batch["pixel_values"], want[1]["pixel_values"])
+        assert kept == want[3] == sum(i % 2 == 0 and i % 5 != 3 for i in items)
     only_bad = list(image_data.image_batches(Items(), [[3, 8, 13]], workers, torch.device("cpu")))
-    assert only_bad == [([], None, [(3, "bad 3"), (8, "bad 8"), (13, "bad 13")])]
+    assert only_bad == [([], None, [(3, "bad 3"), (8, "bad 8"), (13, "bad 13")], 0)]
 
 
 def test_decode_refuses_bombs_and_empty_cells():
@@ -333,7 +334,7 @@ def test_an_encoder_pickled_for_spawned_workers_makes_the_same_text_inputs(which
         mine, theirs = _BatchInputs(encoder, texts, batches)[i], _BatchInputs(travelled, texts, batches)[i]
         assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
     ids = encoder.tokenize(texts)
-    flat, lengths, _ = _CountChunks(travelled, texts, [0])[0]
+    flat, lengths = _CountChunks(travelled, texts, [0])[0]
     assert np.array_equal(lengths, [len(x) for x in ids]) and flat.tolist() == [t for x in ids for t in x]
     packs = [[np.array([0, 4]), np.array([2])], np.array([1, 3])]
     tokens = TokenIds(len(texts), np.arange(len(texts)), [(flat, lengths)])
@@ -389,6 +390,21 @@ def test_the_join_thread_runs_calls_in_order_and_raises_their_errors():
     with pytest.raises(ZeroDivisionError), Behind() as behind:
         behind.submit(lambda: 1 / 0)
         behind.settle()
+
+
+def test_the_join_runs_in_the_callers_thread_when_inline():
+    import threading
+
+    from lgip_metric.scoring.join import Behind
+
+    threads = []
+    with Behind(inline=True) as behind:
+        for i in range(5):
+            behind.submit(lambda i=i: threads.append((i, threading.get_ident())))
+            assert threads[-1][0] == i and not behind.pending  # done at once, nothing waiting
+    assert {ident for _, ident in threads} == {threading.get_ident()}
+    with pytest.raises(ZeroDivisionError), Behind(inline=True) as behind:
+        behind.submit(lambda: 1 / 0)
 
 
 @pytest.mark.parametrize("cpus,threads,device,expected", [

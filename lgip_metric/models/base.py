@@ -15,6 +15,8 @@ import torch.nn.functional as F
 from PIL import Image
 
 from lgip_metric.models import tree_pack
+from lgip_metric.models.pixel_stages import PixelStages
+from lgip_metric.models.token_identity import tokenizer_digest
 from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported for the backends)
 
 Batch = dict[str, torch.Tensor]
@@ -43,6 +45,7 @@ class Encoder(ABC):
     packing_blocker: str | None
     pool_rule: tuple[str, int | None]
     image_transform: Callable[[Image.Image], Batch]
+    pixel_stages: PixelStages | None = None  # image_transform cut where it holds whole pixels (None: it cannot be)
 
     def __init__(self, model: torch.nn.Module, device: torch.device, precision: str, random_weights: bool,
                  tree_packing: bool = True):
@@ -216,6 +219,16 @@ class Encoder(ABC):
             **({"held": self.held} if self.held else {}),
             "libraries": library_versions(),
         }
+
+    @cached_property
+    def token_settings(self) -> dict | None:
+        """Everything :meth:`tokenize` depends on: the text settings, the tokenizer's whole vocabulary and rules
+        and the libraries' versions (None where the tokenizer cannot be identified: its ids are not shared)."""
+        digest = tokenizer_digest(self.tokenizer)
+        if digest is None:
+            return None
+        text = {k: v for k, v in self.settings()["text"].items() if k != "pooling"}
+        return {"encoder": type(self).__name__, "text": text, "tokenizer": digest, "libraries": library_versions()}
 
     def _packing_note(self) -> str:
         """Provenance: whether texts were tree-packed, and why not."""

@@ -17,7 +17,8 @@ import PIL.Image
 import torch
 from PIL import Image
 
-from lgip_metric.models.base import Batch, Encoder, ModelError, held_record, seeded_init
+from lgip_metric.models.base import Batch, Encoder, ModelError, held_record, library_versions, seeded_init
+from lgip_metric.models.pixel_stages import processor_stages
 from lgip_metric.models.registry import ModelSpec
 from lgip_metric.models.tree_pack import additive_mask, is_tree_batch, pooled_rows
 
@@ -59,6 +60,7 @@ class TransformersEncoder(Encoder):
         self.model_id = spec.model_id
         self.model_type = config.model_type
         self.image_transform = _ProcessorTransform(processor)
+        self.pixel_stages = processor_stages(processor, library_versions())
         self._image_processor = processor
         self.siglip = config.model_type in ("siglip", "siglip2")
         self.lowercase = config.model_type == "siglip2" or type(self.tokenizer).__name__ in GEMMA_TOKENIZERS

@@ -17,7 +17,8 @@ from pathlib import Path
 import torch
 from PIL import Image
 
-from lgip_metric.models.base import Batch, Encoder, ModelError, held_record, seeded_init
+from lgip_metric.models.base import Batch, Encoder, ModelError, held_record, library_versions, seeded_init
+from lgip_metric.models.pixel_stages import torchvision_stages
 from lgip_metric.models.registry import ModelSpec
 from lgip_metric.models.tree_pack import POOLS, additive_mask, is_tree_batch, pooled_queries, pooled_rows
 
@@ -54,6 +55,8 @@ class OpenClipEncoder(Encoder):
         super().__init__(model, device, precision, spec.random_weights, tree_packing)
         self.model_id = spec.model_id
         self.image_transform = _PixelTransform(transform)
+        if not spec.held:  # a user's transform may hold settings its repr does not show: its pixels are not shared
+            self.pixel_stages = torchvision_stages(transform, {"preprocess": self._preprocess, "libraries": library_versions()})
         self._text = getattr(model, "text", model)
         self._pool = getattr(self._text, "text_pool_type", getattr(self._text, "pool_type", None))
         self._eos_id = getattr(self._text, "text_eos_id", getattr(self._text, "eos_id", None))

@@ -64,7 +64,8 @@ VOLATILE = (
     ("created",),
     ("provenance", "created"),
     ("provenance", "timing"),
-    *(("provenance", "counts", name) for name in ("encoded_images", "encoded_texts", "cached_images", "cached_texts")),
+    *(("provenance", "counts", name) for name in ("encoded_images", "encoded_texts", "cached_images", "cached_texts",
+                                                                   "kept_pixels", "kept_tokens")),
 )
 
 

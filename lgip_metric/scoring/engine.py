@@ -29,10 +29,8 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property
-from datetime import datetime, timezone
 from pathlib import Path
 
-import datasets
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -45,15 +43,17 @@ from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_batches
+from lgip_metric.scoring.input_cache import PixelStore, TokenStore, evict, limit_bytes
 from lgip_metric.models import Encoder, load_model, loader_workers, resolve_model, select_device
 from lgip_metric.models.base import one_ahead
-from lgip_metric.results.provenance import RANDOM_NOTE, Provenance
+from lgip_metric.results.provenance import Provenance
 from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, folded_pairs, image_positions, keys_of_images, long_pairs,
                                               read_alike, read_groups, read_rows, split_validated, unique_texts,
                                               validated_rows)
 from lgip_metric.scoring.join import Behind, ScoreJoin
+from lgip_metric.scoring.run_record import run_provenance
 from lgip_metric.scoring.score_files import write_table, writing
-from lgip_metric.scoring.texts import batch_inputs, image_windows, plan_batches
+from lgip_metric.scoring.texts import KeptTokens, batch_inputs, image_windows, plan_batches
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
@@ -106,6 +106,7 @@ def score_dataset(
     cache_chunk_rows: int = DEFAULT_CHUNK_ROWS,
     tree_packing: bool = True,
     validated: bool = False,
+    keep_inputs: bool = False,
 ) -> ScoreRun:
     """Score every row of ``config`` of ``dataset`` with ``model``; write scores and provenance to ``out_dir``.
 
@@ -113,13 +114,18 @@ def score_dataset(
     cache (and with it resuming). ``limit`` scores only the first rows. ``tree_packing=False`` encodes every
     text whole even where the text tower allows encoding each distinct token prefix once (recorded in
     the provenance's ``text.tree_packing`` either way). ``validated`` writes only the rows the validated rule
-    keeps (the others are scored too, and returned as ``ScoreRun.dropped``). Under ``torchrun`` every rank
+    keeps (the others are scored too, and returned as ``ScoreRun.dropped``). With a cache, images whose pixels and
+    texts whose token ids a model of the same preprocessing or tokenizer kept there are not decoded or tokenised
+    again (:mod:`lgip_metric.scoring.input_cache`); ``keep_inputs`` keeps this run's for the models after it (a
+    sweep sets it). Under ``torchrun`` every rank
     calls this; rank 0 writes the files and every rank returns the same :class:`ScoreRun`.
     """
     started = time.perf_counter()
     if batch_size < 1:
         raise LGIPError(f"--batch-size must be at least 1, got {batch_size}")
     spec = resolve_model(model, pretrained)
+    if keep_inputs:
+        limit_bytes()  # a bad LGIP_INPUT_CACHE_GB is refused now, not after the scoring
     disabled = cache_dir is not None and str(cache_dir).lower() == "none"
     cache_root = None if disabled else Path(cache_dir or default_cache_dir()).expanduser()
     if cache_root is not None:
@@ -129,7 +135,8 @@ def score_dataset(
         ctx = distributed.setup(chosen)
         try:
             job = _Job(spec, dataset, Path(out_dir), config, batch_size, ctx, progress and ctx.is_main, started, validated)
-            return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, loader_workers(num_workers, chosen), tree_packing)
+            return job.run(precision, chosen, cache_root, cache_chunk_rows, limit, loader_workers(num_workers, chosen), tree_packing,
+                           keep_inputs)
         finally:
             ctx.close()
 
@@ -149,7 +156,7 @@ class _Job:
         self.timing[f"{name}_s"] = round(now - since, 4)
         return now
 
-    def run(self, precision, device, cache_root, chunk_rows, limit, workers, tree_packing) -> ScoreRun:
+    def run(self, precision, device, cache_root, chunk_rows, limit, workers, tree_packing, keep_inputs) -> ScoreRun:
         t = time.perf_counter()
         stamp = self.files.stamp(self.config)  # the shards as they are when first read: checked before writing
         rows = read_rows(self.files, self.config, limit)
@@ -168,15 +175,19 @@ class _Job:
 
         encoder = load_model(self.spec, device=device, precision=precision, tree_packing=tree_packing)
         dim = _embed_dim(encoder)
-        cache = None
+        cache = pixels = tokens_kept = None
         if cache_root is not None:
             cache = EmbeddingCache(cache_root, encoder.fingerprint(), encoder.provenance(), chunk_rows)
+            if encoder.pixel_stages is not None:
+                pixels = PixelStore(cache_root, encoder.pixel_stages.settings, keep_inputs)
+            if encoder.token_settings is not None:
+                tokens_kept = TokenStore(cache_root, encoder.token_settings, keep_inputs)
         elif encoder.device.type != "cpu":  # on a CPU the hash would take the forward passes' cores
             encoder.identify_in_background()
         t = self._tick("load_model", t)
 
         image_keys = keys_of_images(image_source, positions, image_ids) if cache is not None else None
-        image_emb, image_stats = self._embed_images(encoder, image_source, positions, workers, image_keys, dim, cache)
+        image_emb, image_stats = self._embed_images(encoder, image_source, positions, workers, image_keys, dim, cache, pixels)
         t = self._tick("images", t)
         failed = {i: reason for i, reason in image_stats["failures"]}
         keep = ~np.isin(image_idx, list(failed))
@@ -195,7 +206,7 @@ class _Job:
             for (i, j), name in zip(GROUP_PAIRS, GROUP_SCORES):
                 image_columns[name] = (group_image_idx[i][group_keep], group_text_idx[j][group_keep])
         values, text_stats, tokens = self._score_texts(encoder, texts, cache, image_emb, image_columns,
-                                                       (caption_idx[scored], variant_idx[scored]), workers)
+                                                       (caption_idx[scored], variant_idx[scored]), workers, tokens_kept)
         alike = read_alike(encoder, texts, caption_idx, variant_idx, candidates, tokens) & keep
         n_texts = len(texts)
         del image_emb, texts, image_columns, tokens  # let go before the rows are read again and written
@@ -230,6 +241,8 @@ class _Job:
             "encoded_texts": text_stats["encoded"],
             "cached_images": image_stats["cached"],
             "cached_texts": text_stats["cached"],
+            "kept_pixels": image_stats["kept"],  # images read as pixels an earlier model of the same preprocessing kept
+            "kept_tokens": text_stats["kept"],  # texts whose token ids an earlier model of the same tokenizer kept
             **({"groups": groups.num_rows, "scored_groups": group_table.num_rows} if groups is not None else {}),
         }
         tied = alike[keep] & (caption_idx[keep] != variant_idx[keep])  # the same tokens: one text, an exact tie
@@ -249,9 +262,14 @@ class _Job:
         else:  # a folder reused for a dataset without groups keeps no stale group scores
             (self.out_dir / GROUP_SCORES_FILE).unlink(missing_ok=True)
         self.timing["total_s"] = round(time.perf_counter() - self.started, 4)
-        provenance = self._provenance(encoder, cache, counts, digests)
+        outputs = {"scores": {"file": SCORES_FILE, "sha256": digests["scores"]},
+                   **({"groups_scores": {"file": GROUP_SCORES_FILE, "sha256": digests["groups"]}} if "groups" in digests else {})}
+        provenance = run_provenance(self.spec, self.files, self.config, self.fingerprint, self.validated, self.ctx.world,
+                                    encoder, cache, counts, self.timing, outputs)
         with writing(provenance_path):
             atomic_write_text(provenance_path, json.dumps(provenance.to_dict(), indent=2, sort_keys=False, default=str))
+        if keep_inputs and cache_root is not None:
+            evict(cache_root)
         provenance = self.ctx.broadcast(provenance)
         return ScoreRun(scores_path, provenance_path, provenance, groups_path, written, groups_written, dropped=dropped)
 
@@ -261,10 +279,11 @@ class _Job:
         need = sum(p.stat().st_size for p in self.files.shards(self.config)) + 3 * 8 * n_rows
         check_free_space(self.out_dir, need, "the scores")
 
-    def _embed_images(self, encoder: Encoder, source, positions, workers, keys, dim, cache):
+    def _embed_images(self, encoder: Encoder, source, positions, workers, keys, dim, cache, pixels):
         """Every image's embedding on every rank: cached ones read, the rest encoded in dataset-order
-        batches (each rank its share, decoded by ``workers`` DataLoader processes), cached as they
-        finish and shared between ranks. ``keys`` (content hashes) exist only when there is a cache."""
+        batches (each rank its share, decoded by ``workers`` DataLoader processes, or read from the kept
+        ``pixels`` of this preprocessing), cached as they finish and shared between ranks. ``keys`` (content
+        hashes) exist only when there is a cache. The time spent waiting for decoded batches is ``timing["image_inputs_s"]``."""
         ctx, count = self.ctx, len(positions)
         hit_positions, hit_emb = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         if cache is not None and ctx.is_main:
@@ -277,13 +296,17 @@ class _Job:
         row_of = {int(p): i for i, p in enumerate(owned[ctx.rank])}
         local = torch.zeros(len(row_of), dim)
         failures: list[tuple[int, str]] = []
-        rows = ImageRows(source, positions, encoder.image_transform)
-        loader = image_batches(rows, [b.tolist() for b in ctx.shard(batches)], workers, encoder.device)
+        rows = ImageRows(source, positions, encoder.image_transform,
+                         (encoder.pixel_stages, pixels, keys) if pixels is not None else None)
+        waited = [0.0]
+        loader = _timed(image_batches(rows, [b.tolist() for b in ctx.shard(batches)], workers, encoder.device), waited)
+        kept = 0
         writer = cache.writer("image", ctx.rank) if cache is not None else nullcontext()
         with writer, tqdm(total=len(row_of), desc="images", unit="image", disable=not self.show or None) as bar:
-            started = (((done, failed), encoder.start_images(batch) if done else None) for done, batch, failed in loader)
-            for (done, failed), emb in one_ahead(started):
+            started = (((done, failed, read), encoder.start_images(batch) if done else None) for done, batch, failed, read in loader)
+            for (done, failed, read), emb in one_ahead(started):
                 failures.extend(failed)
+                kept += read
                 if done:
                     local[[row_of[p] for p in done]] = emb
                     if cache is not None:
@@ -294,26 +317,31 @@ class _Job:
         for part, rows_of_part in zip(owned, ctx.all_gather_rows(local, [len(o) for o in owned], encoder.device)):
             full[torch.as_tensor(part, dtype=torch.long)] = rows_of_part
         all_failures = sorted(f for part in ctx.all_gather(failures) for f in part)
-        stats = {"cached": len(hit_positions), "encoded": len(missing) - len(all_failures), "failures": all_failures}
+        self.timing["image_inputs_s"] = round(waited[0], 4)
+        stats = {"cached": len(hit_positions), "encoded": len(missing) - len(all_failures), "failures": all_failures,
+                 "kept": sum(ctx.all_gather(kept))}
         return full, stats
 
     def _score_texts(self, encoder: Encoder, texts: list[str], cache, images: torch.Tensor, image_columns, text_column,
-                     workers: int):
+                     workers: int, tokens_kept: TokenStore | None):
         """The values of ``image_columns`` and of the caption-variant column ``t_sim`` (on rank 0), the counts
         of cached and encoded texts and the plan's token ids (or None), streaming the text embeddings: cached
         ones chunk by chunk (rank 0), the rest in the batches of :func:`~lgip_metric.scoring.texts.plan_batches`
         (each rank its share; ``workers`` processes tokenise each text once, then pad or pack), through a
-        :class:`~lgip_metric.scoring.join.ScoreJoin` in a thread beside the model. Under torchrun a rank scores
+        :class:`~lgip_metric.scoring.join.ScoreJoin` (in a thread beside the model on a GPU). Under torchrun a rank scores
         the image columns of its own texts and the ``t_sim`` of rows whose variant it owns; the caption
-        embeddings those rows need travel at the end of each round of batches."""
+        embeddings those rows need travel at the end of each round of batches. Token ids that ``tokens_kept`` holds
+        are read, not tokenised again."""
         ctx, count = self.ctx, len(texts)
-        hits = cache.find("text", [content_key(x) for x in texts], images.shape[1]) if cache and ctx.is_main else None
+        keys = [content_key(x) for x in texts] if cache is not None else None
+        hits = cache.find("text", keys, images.shape[1]) if cache and ctx.is_main else None
         cached = ctx.broadcast(np.sort(hits.positions) if hits is not None else np.zeros(0, np.int64))
         missing = np.setdiff1d(np.arange(count), cached)
         # Run them shortest first within each window (same batches, so the same embeddings): variants are mostly
         # as long as their caption or longer, so a caption waits for its variants rather than many variants for it.
         windows = image_windows(count, image_columns.values(), WINDOW_IMAGES)
-        plan, tokens = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers, windows)
+        kept = KeptTokens(tokens_kept, keys) if tokens_kept is not None else None
+        plan, tokens = plan_batches(encoder, texts, missing, self.batch_size, self.ctx, self.show, workers, windows, kept)
         plan = plan[::-1]
         batches = [np.concatenate(item) if isinstance(item, list) else item for item in plan]  # text positions
         left, right = text_column
@@ -336,7 +364,7 @@ class _Job:
         rounds = [list(range(start, min(start + step, len(batches)))) for start in range(0, len(batches), step)]
         writer = cache.writer("text", ctx.rank) if cache is not None else nullcontext()
         inputs = batch_inputs(encoder, texts, [plan[b] for round_ in rounds for b in ctx.shard(round_)], workers, tokens)
-        with writer, Behind() as behind, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
+        with writer, Behind(inline=encoder.device.type == "cpu") as behind, tqdm(total=count, desc="texts", unit="text", disable=not self.show or None) as bar:
             outbox = []
             for positions, emb in hits.embeddings() if hits is not None else []:
                 join.add(positions, torch.from_numpy(emb))
@@ -349,14 +377,15 @@ class _Job:
                 for batch, emb in one_ahead(started):
                     behind.submit(join.add, batch, emb)
                     if cache is not None:
-                        writer.add([content_key(texts[p]) for p in batch], emb.numpy())
+                        writer.add([keys[p] for p in batch], emb.numpy())
                     outbox.append((batch[exported[batch]], emb[torch.from_numpy(exported[batch])].numpy()))
                 behind.settle()
                 self._exchange(join, outbox)
                 bar.update(sum(len(batches[b]) for b in round_))
         values = {name: join.values[name] for name in image_columns}
         values["t_sim"] = join.values["text"]
-        return self._collect(values, whose), {"cached": len(cached), "encoded": len(missing)}, tokens
+        stats = {"cached": len(cached), "encoded": len(missing), "kept": kept.read if kept is not None else 0}
+        return self._collect(values, whose), stats, tokens
 
     def _exchange(self, join: ScoreJoin, outbox: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Send this rank's exported caption embeddings to all; take those this rank's rows wait for."""
@@ -383,47 +412,19 @@ class _Job:
                 out[name][whose[name] == rank] = part[name]
         return out
 
-    def _provenance(self, encoder: Encoder, cache, counts: dict, digests: dict[str, str]) -> Provenance:
-        spec, info = self.spec, self.files.build_info()
-        encoder_record = encoder.provenance()
-        record = {
-            "model": spec.name,
-            "model_id": spec.model_id,
-            "backend": spec.backend,
-            "pretrained": None if spec.random_weights else spec.pretrained,
-            "random_weights": spec.random_weights,
-            "paper_row": spec.paper_row,
-            **({"note": RANDOM_NOTE} if spec.random_weights else {}),
-            "precision": encoder.precision,
-            "device": str(encoder.device),
-            "world_size": self.ctx.world,
-            "text": encoder_record["text"],
-            "image": encoder_record["image"],
-            "weights_sha256": encoder_record["weights_sha256"],
-            **({"model_type": encoder_record["model_type"]} if "model_type" in encoder_record else {}),
-            **({"held": encoder_record["held"]} if "held" in encoder_record else {}),
-            "libraries": {**encoder_record["libraries"], "datasets": datasets.__version__, "numpy": np.__version__},
-            "dataset": {
-                "source": str(self.files.dataset),
-                "config": self.config,
-                "fingerprint": self.fingerprint,
-                "seed": info.get("seed"),
-                "lexicon_version": info.get("lexicon_version"),
-                **({"validated": True} if self.validated else {}),
-            },
-            "counts": counts,
-            "cache": {
-                "dir": str(cache.folder) if cache else None,
-                "fingerprint": encoder.fingerprint(),
-                "rejected_chunks": cache.rejected_chunks if cache else [],
-                **({"write_failure": cache.write_failure} if cache and cache.write_failure else {}),
-            },
-            "timing": self.timing,
-            "scores": {"file": SCORES_FILE, "sha256": digests["scores"]},
-            **({"groups_scores": {"file": GROUP_SCORES_FILE, "sha256": digests["groups"]}} if "groups" in digests else {}),
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        }
-        return Provenance.from_dict(json.loads(json.dumps(record, default=str)))  # JSON types, as provenance.json holds them
+
+def _timed(items, waited: list[float]):
+    """``items`` as they come, adding the seconds spent waiting for each to ``waited[0]``."""
+    iterator = iter(items)
+    while True:
+        started = time.perf_counter()
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        finally:
+            waited[0] += time.perf_counter() - started
+        yield item
 
 
 def _embed_dim(encoder: Encoder) -> int:

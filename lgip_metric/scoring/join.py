@@ -157,14 +157,20 @@ class ScoreJoin:
 class Behind:
     """Runs calls in one background thread, in the order given, with at most ``depth`` waiting: the
     join's work on a batch overlaps the model's encoding of the next (torch releases the GIL in both).
-    ``settle()`` waits for all of them and raises the first error; leaving the ``with`` block settles."""
+    ``settle()`` waits for all of them and raises the first error; leaving the ``with`` block settles.
+    ``inline`` runs each call at once in the caller's thread instead: on a CPU, where the model's forward
+    passes already take every core, a second thread gains little and its own C heap (glibc gives each
+    thread an arena) grew peak RSS by 10 MB per 1,000 images in ``benchmarks/bench_scale.py``."""
 
-    def __init__(self, depth: int = 4):
+    def __init__(self, depth: int = 4, inline: bool = False):
         self.depth = depth
         self.pending: deque[Future] = deque()
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="lgip-join")
+        self.pool = None if inline else ThreadPoolExecutor(1, thread_name_prefix="lgip-join")
 
     def submit(self, call, *args) -> None:
+        if self.pool is None:
+            call(*args)
+            return
         self.pending.append(self.pool.submit(call, *args))
         while len(self.pending) > self.depth:
             self.pending.popleft().result()
@@ -181,4 +187,5 @@ class Behind:
             if kind is None:
                 self.settle()
         finally:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            if self.pool is not None:
+                self.pool.shutdown(wait=True, cancel_futures=True)

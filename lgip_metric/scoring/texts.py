@@ -17,6 +17,7 @@ largest batch, and on the CPU below the heap's mmap threshold (:func:`pack_budge
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -26,8 +27,8 @@ from tqdm.auto import tqdm
 from lgip_metric.scoring.distributed import Context
 from lgip_metric.scoring.image_data import PREFETCH_BATCHES
 from lgip_metric.models.base import Batch, Encoder
-from lgip_metric.models.tree_pack import shared_prefix
 from lgip_metric.scoring.heap import heap_rows
+from lgip_metric.scoring.input_cache import TokenStore
 
 TOKENIZE_CHUNK = 1024  # texts a worker tokenises at a time in the counting pass (small: the workers finish together)
 PACK_TOKENS = 256  # most trie nodes in one packed sequence (a text longer than this is a pack of its own)
@@ -52,24 +53,31 @@ class TokenIds:
         """Per position, whether its ids are kept here."""
         return self.slot[positions] >= 0
 
+    def row(self, k: int) -> np.ndarray:
+        """The ids of the ``k``-th text kept (in the order given)."""
+        return self.flat[self.bounds[k] : self.bounds[k + 1]]
+
     def ids(self, position: int) -> list[int]:
         """The token ids of the text at ``position``."""
         k = self.slot[position]
         if k < 0:
             raise KeyError(f"text {position} was not tokenised")
-        return self.flat[self.bounds[k] : self.bounds[k + 1]].tolist()
+        return self.row(k).tolist()
 
 
 def _flat_ids(ids: list[list[int]]) -> np.ndarray:
     """``ids`` end to end in the smallest of ``uint16``/``int32`` that holds them."""
-    flat = np.fromiter((t for row in ids for t in row), np.int64, sum(map(len, ids)))
+    return _smallest(np.fromiter((t for row in ids for t in row), np.int64, sum(map(len, ids))))
+
+
+def _smallest(flat: np.ndarray) -> np.ndarray:
+    """Token ids in the smallest of ``uint16``/``int32`` that holds them."""
     return flat.astype(np.uint16 if flat.size == 0 or (flat.min() >= 0 and flat.max() < 2**16) else np.int32)
 
 
 class _CountChunks(torch.utils.data.Dataset):
-    """Item ``i`` is ``(ids, lengths, shared)`` of the ``chunks[i]``-th chunk of ``texts``: its texts' token
-    ids end to end (:func:`_flat_ids`), each text's number of ids and how many leading ids it shares with
-    the text before it (0 for the first)."""
+    """Item ``i`` is ``(ids, lengths)`` of the ``chunks[i]``-th chunk of ``texts``: its texts' token ids end to
+    end (:func:`_flat_ids`) and each text's number of ids."""
 
     def __init__(self, encoder: Encoder, texts: Sequence[str], chunks: Sequence[int]):
         self.encoder, self.texts, self.chunks = encoder, texts, chunks
@@ -77,12 +85,10 @@ class _CountChunks(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return len(self.chunks)
 
-    def __getitem__(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def __getitem__(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         start = self.chunks[i] * TOKENIZE_CHUNK
-        ids = self.encoder.tokenize(list(self.texts[max(start - 1, 0) : start + TOKENIZE_CHUNK]))
-        ids = ids if start else [[], *ids]  # the first text has none before it
-        lengths = np.array([len(b) for b in ids[1:]], np.int64)
-        return _flat_ids(ids[1:]), lengths, np.array([shared_prefix(a, b) for a, b in zip(ids, ids[1:])], np.int64)
+        ids = self.encoder.tokenize(list(self.texts[start : start + TOKENIZE_CHUNK]))
+        return _flat_ids(ids), np.array([len(row) for row in ids], np.int64)
 
 
 class _BatchInputs(torch.utils.data.Dataset):
@@ -126,8 +132,8 @@ def count_chunks(n_texts: int) -> int:
 
 
 def token_counts(encoder: Encoder, texts: Sequence[str], show: bool, num_workers: int,
-                 chunks: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """``(ids, lengths, shared)`` (see :class:`_CountChunks`) of each of ``chunks`` of ``texts``, tokenised
+                 chunks: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """``(ids, lengths)`` (see :class:`_CountChunks`) of each of ``chunks`` of ``texts``, tokenised
     by ``num_workers`` processes; by chunk index."""
     counts = {}
     total = sum(min(TOKENIZE_CHUNK, len(texts) - c * TOKENIZE_CHUNK) for c in chunks)
@@ -148,21 +154,23 @@ def batch_inputs(encoder: Encoder, texts: Sequence[str], batches: Sequence[np.nd
 
 
 def plan_batches(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, batch_size: int, ctx: Context,
-                 show: bool, num_workers: int, windows: np.ndarray | None = None,
+                 show: bool, num_workers: int, windows: np.ndarray | None = None, kept: KeptTokens | None = None,
                  ) -> tuple[list[np.ndarray | list[np.ndarray]], TokenIds | None]:
     """The batches that encode ``texts[positions]``, largest first: lists of tree packs (arrays of text
     positions) when the encoder packs, else arrays of text positions, sorted by token length when the
     model pads dynamically and in position order when it pads to a fixed length; and the token ids of
     ``texts[positions]`` where the plan counted them (None for a fixed length). Each ``ctx`` rank
     tokenises a strided share of the chunks. With ``windows`` (a window number per text position), each
-    window's texts are planned on their own, window after window in ascending order (:func:`window_spans`)."""
+    window's texts are planned on their own, window after window in ascending order (:func:`window_spans`).
+    With ``kept``, the ids a model of the same tokenizer kept are read, not tokenised again (and the new ones
+    kept when its store writes); the plan is the same either way."""
     spans = window_spans(positions, windows)
     if not encoder.tree_packing and not encoder.dynamic_padding:
         return [span[b] for span in spans for b in length_batches(np.zeros(len(span), np.int64), batch_size, False)], None
     if encoder.tree_packing:  # shared prefixes side by side
         spans = [np.array(sorted(span.tolist(), key=texts.__getitem__), np.int64) for span in spans]
     order = np.concatenate(spans) if spans else np.zeros(0, np.int64)
-    tokens, lengths, shared = _gathered_counts(encoder, texts, order, ctx, show, num_workers)
+    tokens, lengths, shared = _gathered_counts(encoder, texts, order, ctx, show, num_workers, kept)
     bounds = np.cumsum([0, *map(len, spans)])
     parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     if not encoder.tree_packing:
@@ -207,19 +215,74 @@ def pack_budget(encoder: Encoder, plain_tokens: int) -> int:
     return min(plain_tokens, heap_rows(encoder.text_token_bytes))
 
 
+@dataclass
+class KeptTokens:
+    """A :class:`~lgip_metric.scoring.input_cache.TokenStore` of the encoder's tokenizer and every text's key in it;
+    ``read`` counts the texts whose ids came from it."""
+
+    store: TokenStore
+    keys: Sequence[str]
+    read: int = 0
+
+
+KEPT_CHUNK = 500_000  # texts per chunk of kept token ids
+
+
 def _gathered_counts(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, ctx: Context, show: bool,
-                     num_workers: int) -> tuple[TokenIds, np.ndarray, np.ndarray]:
+                     num_workers: int, kept: KeptTokens | None = None) -> tuple[TokenIds, np.ndarray, np.ndarray]:
     """The token ids of ``texts[positions]``, their lengths and the ids each shares with the text before it
-    (in ``positions`` order), counted by all ranks."""
-    chunks = count_chunks(len(positions))
+    (in ``positions`` order): read from ``kept`` where it has them, the rest counted by all ranks."""
+    known = kept.store.lookup([kept.keys[p] for p in positions]) if kept is not None else {}
+    todo = np.array([i for i in range(len(positions)) if i not in known], np.int64) if known else np.arange(len(positions))
+    chunks = count_chunks(len(todo))
     counts = {}
-    ordered = [texts[p] for p in positions]
+    ordered = [texts[p] for p in positions[todo]]
     for part in ctx.all_gather(token_counts(encoder, ordered, show, num_workers, ctx.shard(list(range(chunks))))):
         counts.update(part)
     parts = [counts[c] for c in range(chunks)]
-    tokens = TokenIds(len(texts), positions, [(flat, lengths) for flat, lengths, _ in parts])
-    shared = np.concatenate([s for *_, s in parts]) if parts else np.zeros(0, np.int64)
-    return tokens, np.diff(tokens.bounds), shared
+    if known:
+        new = TokenIds(len(todo), np.arange(len(todo)), parts)
+        rows = dict(known)
+        rows.update((int(i), new.flat[new.bounds[k] : new.bounds[k + 1]]) for k, i in enumerate(todo.tolist()))
+        in_order = [rows[i] for i in range(len(positions))]
+        flat = np.concatenate(in_order).astype(np.int64) if in_order else np.zeros(0, np.int64)
+        parts = [(_smallest(flat), np.array([len(row) for row in in_order], np.int64))]
+        kept.read = len(known)
+    tokens = TokenIds(len(texts), positions, parts)
+    if kept is not None and kept.store.write_new and ctx.is_main and len(todo):
+        for start in range(0, len(todo), KEPT_CHUNK):
+            chosen = todo[start : start + KEPT_CHUNK]
+            kept.store.write([kept.keys[p] for p in positions[chosen]], [tokens.row(k) for k in chosen.tolist()])
+    lengths = np.diff(tokens.bounds)
+    return tokens, lengths, shared_prefixes(tokens.flat, tokens.bounds)
+
+
+SHARED_STEP = 4096  # texts compared at once by :func:`shared_prefixes` (a few MB, whatever the number of texts)
+
+
+def shared_prefixes(flat: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """How many leading ids each text (``flat[bounds[k] : bounds[k + 1]]``) shares with the text before it
+    (0 for the first): :func:`~lgip_metric.models.tree_pack.shared_prefix` of each neighbouring pair, in blocks."""
+    count = len(bounds) - 1
+    lengths = np.diff(bounds)
+    out = np.zeros(max(count, 0), np.int64)
+    for start in range(1, count, SHARED_STEP):
+        rows = np.arange(start, min(start + SHARED_STEP, count))
+        width = int(max(1, np.minimum(lengths[rows], lengths[rows - 1]).max()))
+        before, after = _padded(flat, bounds, rows - 1, width, -1), _padded(flat, bounds, rows, width, -2)
+        same = before == after
+        out[rows] = np.where(same.all(axis=1), width, same.argmin(axis=1))
+    return out
+
+
+def _padded(flat: np.ndarray, bounds: np.ndarray, rows: np.ndarray, width: int, fill: int) -> np.ndarray:
+    """The first ``width`` ids of each of ``rows``, one row each, filled with ``fill`` past a text's end."""
+    out = np.full((len(rows), width), fill, np.int32 if flat.dtype != np.int64 else np.int64)
+    lengths = np.minimum(np.diff(bounds)[rows], width)
+    which = np.repeat(np.arange(len(rows)), lengths)
+    column = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out[which, column] = flat[bounds[rows][which] + column]
+    return out
 
 
 def length_batches(lengths: Sequence[int], batch_size: int, by_length: bool) -> list[np.ndarray]:

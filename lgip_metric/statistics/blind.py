@@ -24,6 +24,7 @@ to the size of the smaller, so the blind scorer sits at chance (row-level 0.5) o
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -65,13 +66,34 @@ def image_folds(image_ids) -> np.ndarray:
     return np.array([image_fold(i) for i in uniques], dtype=np.int64)[codes]  # each distinct id hashed once
 
 
+LM_COLUMNS = ["image_id", "caption_id", "caption", "variant"]  # all that the text-only scores of a row depend on
+_KEPT_LM_SCORES: OrderedDict = OrderedDict()  # (LM, digest of the rows' LM_COLUMNS) -> scores; the last few only
+KEPT_LM_SCORES = 4
+
+
 def lm_scores(rows: pd.DataFrame, model=BigramKN, train: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Cross-fitted LM log-probabilities of every row's caption and variant.
 
     ``rows`` needs ``image_id``, ``caption_id``, ``caption`` and ``variant``; ``model`` is the LM
     class (anything with ``fit(sentences)`` and ``logprob(sentence)``). The LMs learn the captions of
     ``train`` (``image_id``, ``caption_id``, ``caption``; default ``rows``), each fold's from its images.
+    Without ``train``, the scores of rows already scored by the same LM in this process are read back (the
+    models of a sweep score the same rows: the text-only baselines are the same for each).
     """
+    if train is not None:
+        return _lm_scores(rows, model, train)
+    key = (f"{model.__module__}.{model.__qualname__}",
+           hashlib.sha256(pd.util.hash_pandas_object(rows[LM_COLUMNS], index=False).to_numpy().tobytes()).hexdigest())
+    if key not in _KEPT_LM_SCORES:
+        _KEPT_LM_SCORES[key] = _lm_scores(rows, model, None)
+        while len(_KEPT_LM_SCORES) > KEPT_LM_SCORES:
+            _KEPT_LM_SCORES.popitem(last=False)
+    _KEPT_LM_SCORES.move_to_end(key)
+    original, variant = _KEPT_LM_SCORES[key]
+    return original.copy(), variant.copy()
+
+
+def _lm_scores(rows: pd.DataFrame, model, train: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
     fold = image_folds(rows["image_id"].to_numpy())
     train_fold = fold if train is None else image_folds(train["image_id"].to_numpy())
     train = rows if train is None else train

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import runpy
 import sys
 
@@ -13,9 +14,11 @@ BENCHMARKS = REPO / "benchmarks"
 
 
 def run_script(script: str, *args: str) -> tuple[int, str, str]:
-    """``python benchmarks/SCRIPT ARGS`` in this process: exit status, stdout, stderr."""
+    """``python benchmarks/SCRIPT ARGS`` in this process: exit status, stdout, stderr. The environment is put
+    back afterwards: a script may set variables for itself (bench_metric.py's BLAS threads), which would
+    otherwise reach every later subprocess of the test session."""
     out, err = io.StringIO(), io.StringIO()
-    argv, path = sys.argv, list(sys.path)
+    argv, path, environ = sys.argv, list(sys.path), dict(os.environ)
     sys.argv, sys.path[:0] = [str(BENCHMARKS / script), *args], [str(BENCHMARKS)]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -27,4 +30,6 @@ def run_script(script: str, *args: str) -> tuple[int, str, str]:
             err.write(str(done.code))
     finally:
         sys.argv, sys.path[:] = argv, path
+        os.environ.clear()
+        os.environ.update(environ)
     return code, out.getvalue(), err.getvalue()
