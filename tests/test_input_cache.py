@@ -223,3 +223,18 @@ def test_the_text_only_scores_of_the_same_rows_are_computed_once_per_process(mon
     changed = rows.assign(variant=rows["variant"] + " under a zebra")
     assert not np.array_equal(blind.lm_scores(changed)[1], again[1])
     assert calls == [blind.BigramKN, blind.TrigramKN, blind.BigramKN]
+
+
+def test_a_run_that_keeps_nothing_looks_for_kept_inputs_only_where_some_were_kept(tiny_models, tmp_path, monkeypatch):
+    from lgip_metric.models import base, load_model
+    from lgip_metric.scoring.engine import _input_stores
+
+    digests = []
+    real = base.tokenizer_digest
+    monkeypatch.setattr(base, "tokenizer_digest", lambda t: digests.append(1) or real(t))
+    encoder = load_model(tiny_models[0])
+    assert _input_stores(encoder, tmp_path, keep=False) == (None, None) and digests == []  # a fresh cache: no lookups
+    pixels, tokens = _input_stores(encoder, tmp_path, keep=True)
+    assert pixels.write_new and tokens.write_new and digests == [1]
+    pixels, tokens = _input_stores(load_model(tiny_models[1]), tmp_path, keep=False)  # kept by the one before
+    assert pixels is not None and tokens is not None and not pixels.write_new and not tokens.write_new

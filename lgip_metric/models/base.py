@@ -8,16 +8,18 @@ import json
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
 import torch
 import torch.nn.functional as F
 from PIL import Image
 
 from lgip_metric.models import tree_pack
-from lgip_metric.models.pixel_stages import PixelStages
 from lgip_metric.models.token_identity import tokenizer_digest
 from lgip_metric.models.registry import ModelError  # noqa: F401  (re-exported for the backends)
+
+if TYPE_CHECKING:
+    from lgip_metric.models.pixel_stages import PixelStages
 
 Batch = dict[str, torch.Tensor]
 RANDOM_INIT_SEED = 0  # random-weight models of one architecture are identical in every run and backend

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-Batch = dict[str, torch.Tensor]
+from lgip_metric.models.base import Batch
 
 
 @dataclass(frozen=True)

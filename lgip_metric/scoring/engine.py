@@ -43,7 +43,7 @@ from lgip_dataset.errors import LGIPError
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_batches
-from lgip_metric.scoring.input_cache import PixelStore, TokenStore, evict, limit_bytes
+from lgip_metric.scoring.input_cache import INPUTS, PixelStore, TokenStore, evict, limit_bytes
 from lgip_metric.models import Encoder, load_model, loader_workers, resolve_model, select_device
 from lgip_metric.models.base import one_ahead
 from lgip_metric.results.provenance import Provenance
@@ -53,7 +53,7 @@ from lgip_metric.scoring.score_inputs import (GROUP_IMAGES, folded_pairs, image_
 from lgip_metric.scoring.join import Behind, ScoreJoin
 from lgip_metric.scoring.run_record import run_provenance
 from lgip_metric.scoring.score_files import write_table, writing
-from lgip_metric.scoring.texts import KeptTokens, batch_inputs, image_windows, plan_batches
+from lgip_metric.scoring.texts import KeptTokens, batch_inputs, counts_tokens, image_windows, plan_batches
 
 SCORES_FILE, PROVENANCE_FILE, GROUP_SCORES_FILE = "scores.parquet", "provenance.json", "groups_scores.parquet"
 ROUND_BATCHES = 64  # text batches per rank between two exchanges of caption embeddings under torchrun
@@ -178,10 +178,7 @@ class _Job:
         cache = pixels = tokens_kept = None
         if cache_root is not None:
             cache = EmbeddingCache(cache_root, encoder.fingerprint(), encoder.provenance(), chunk_rows)
-            if encoder.pixel_stages is not None:
-                pixels = PixelStore(cache_root, encoder.pixel_stages.settings, keep_inputs)
-            if encoder.token_settings is not None:
-                tokens_kept = TokenStore(cache_root, encoder.token_settings, keep_inputs)
+            pixels, tokens_kept = _input_stores(encoder, cache_root, keep_inputs)
         elif encoder.device.type != "cpu":  # on a CPU the hash would take the forward passes' cores
             encoder.identify_in_background()
         t = self._tick("load_model", t)
@@ -411,6 +408,19 @@ class _Job:
             for rank, part in enumerate(parts):
                 out[name][whose[name] == rank] = part[name]
         return out
+
+
+def _input_stores(encoder: Encoder, cache_root: Path, keep: bool) -> tuple[PixelStore | None, TokenStore | None]:
+    """The stores of kept pixels and token ids this run reads, and fills when it ``keep``s its inputs: none where the
+    encoder's inputs cannot be kept, or where nothing was kept and this run keeps nothing (a single run in a
+    fresh cache pays neither the per-image lookups nor the tokenizer's digest)."""
+    pixels = tokens = None
+    if encoder.pixel_stages is not None:
+        pixels = PixelStore(cache_root, encoder.pixel_stages.settings, keep)
+        pixels = pixels if keep or pixels.folder.is_dir() else None
+    if counts_tokens(encoder) and (keep or (cache_root / INPUTS / "tokens").is_dir()) and encoder.token_settings is not None:
+        tokens = TokenStore(cache_root, encoder.token_settings, keep)
+    return pixels, tokens
 
 
 def _timed(items, waited: list[float]):

@@ -53,6 +53,8 @@ class ImageRows(torch.utils.data.Dataset):
             pixels = store.read(keys[i])
             if pixels is not None:
                 return i, stages.finish(pixels), "", True
+            if not store.write_new:  # nothing to keep: the whole transform at once
+                return i, self.transform(cell_image(self.source.cell(position))), "", False
             pixels = stages.prefix(cell_image(self.source.cell(position)))
             store.write(keys[i], pixels)
             return i, stages.finish(pixels), "", False

@@ -165,7 +165,7 @@ def plan_batches(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, 
     With ``kept``, the ids a model of the same tokenizer kept are read, not tokenised again (and the new ones
     kept when its store writes); the plan is the same either way."""
     spans = window_spans(positions, windows)
-    if not encoder.tree_packing and not encoder.dynamic_padding:
+    if not counts_tokens(encoder):
         return [span[b] for span in spans for b in length_batches(np.zeros(len(span), np.int64), batch_size, False)], None
     if encoder.tree_packing:  # shared prefixes side by side
         spans = [np.array(sorted(span.tolist(), key=texts.__getitem__), np.int64) for span in spans]
@@ -181,6 +181,12 @@ def plan_batches(encoder: Encoder, texts: Sequence[str], positions: np.ndarray, 
         packs, nodes = tree_packs(lengths[part], shared[part])
         plan += [[order[part][pack] for pack in batch] for batch in pack_batches(packs, nodes, budget)]
     return plan, tokens
+
+
+def counts_tokens(encoder: Encoder) -> bool:
+    """Whether the plan tokenises its texts before batching them (and keeps their ids): where it packs trees or pads
+    each batch to its longest text; a model padded to a fixed length tokenises each batch as it is made."""
+    return encoder.tree_packing or encoder.dynamic_padding
 
 
 def window_spans(positions: np.ndarray, windows: np.ndarray | None) -> list[np.ndarray]:
@@ -233,7 +239,7 @@ def _gathered_counts(encoder: Encoder, texts: Sequence[str], positions: np.ndarr
     """The token ids of ``texts[positions]``, their lengths and the ids each shares with the text before it
     (in ``positions`` order): read from ``kept`` where it has them, the rest counted by all ranks."""
     known = kept.store.lookup([kept.keys[p] for p in positions]) if kept is not None else {}
-    todo = np.array([i for i in range(len(positions)) if i not in known], np.int64) if known else np.arange(len(positions))
+    todo = np.setdiff1d(np.arange(len(positions)), np.fromiter(known, np.int64, len(known)))
     chunks = count_chunks(len(todo))
     counts = {}
     ordered = [texts[p] for p in positions[todo]]
