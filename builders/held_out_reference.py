@@ -58,7 +58,8 @@ def judged(key: Path, labels: list[Path], seed: int) -> dict:
 def joined(runs: list[dict], paths: list[Path]) -> dict:
     """One record of several runs of the benchmark (or of an earlier reference record): the first run's provenance,
     every run's records in order, where a later run's record of the same set replaces the earlier one in its place
-    (naming its run's ``git_hash`` where it differs), and the compositional verdicts of the first run that has them.
+    (naming its run's ``git_hash`` where it differs), and the compositional verdicts of the last run that has them
+    (a later audit of the compositional families replaces the earlier one).
     Runs of other hard families or lgip versions are refused."""
     runs = [run if "hard_families_version" in run else {**_benchmark("held_out_audit").provenance(), **run}
             for run in runs]  # a run written before the benchmark recorded its provenance
@@ -74,7 +75,7 @@ def joined(runs: list[dict], paths: list[Path]) -> dict:
             records[record["set"], record["captions"]] = {**record, **stamp}
     return {**{k: v for k, v in runs[0].items() if k not in ("records", "compositional", "judged")},
             "records": list(records.values()),
-            **({"compositional": compositional[0]} if compositional else {})}
+            **({"compositional": compositional[-1]} if compositional else {})}
 
 
 def main(argv: list[str] | None = None) -> int:

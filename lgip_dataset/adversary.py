@@ -7,7 +7,9 @@ and picks the original far above chance without ever seeing the image; on a prob
 no systematic difference it sits at 0.5.
 
 Learner: a bag of n-grams (``"word"``: word 1-2-grams; ``"char"``: character 2-4-grams within word
-boundaries) counted by scikit-learn's ``CountVectorizer`` fitted on the training pairs' texts only;
+boundaries), or (``"context"``) each changed word paired with each content word both texts share
+("griddle|kitchen": what a text tower knows of which things go together, :func:`context_features`),
+counted by scikit-learn's ``CountVectorizer`` fitted on the training pairs' texts only;
 a pair's feature is x = phi(original) - phi(variant) and a ``LogisticRegression`` without intercept
 is trained on the symmetric augmentation ([x, -x] with labels [1, 0]), so the orientation of a pair
 carries no prior and w.x > 0 means "the first text is the original".
@@ -19,6 +21,7 @@ pair is scored by a model that saw its image (and the captions of that image).
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import numpy as np
 
@@ -32,6 +35,8 @@ SETTINGS = {
     "char": {"analyzer": "char_wb", "ngram_range": (2, 4), "lowercase": True},
 }
 CLASSIFIER = {"fit_intercept": False, "C": C, "solver": "liblinear", "random_state": RANDOM_STATE}
+CONTEXT = "context"  # the learner on (changed word, shared content word) pairs
+SEPARATOR = "|"  # joins a changed word and a context word into a context-learner feature
 
 
 def describe() -> dict:
@@ -171,8 +176,50 @@ def out_of_fold_margins(originals, variants, image_ids, *, types=None, learner="
 def pair_features(originals, variants, learner: str = "word") -> tuple:
     """The features :func:`fold_margins` reads, of (original, variant) pairs that several calls score (a
     generator's candidates, scored again whenever the chosen set changes): computed once."""
+    if learner == CONTEXT:
+        return context_features([split_pair(str(c), str(v)) for c, v in zip(originals, variants)])
     _vectorizer(learner)
     return _pair_features([str(t) for t in originals], [str(t) for t in variants], learner) if originals else (None, None)
+
+
+@lru_cache(maxsize=1)
+def function_words() -> frozenset[str]:
+    """The lexicon's function words, which go with any scene: never a context word."""
+    from lgip_dataset.perturb.lexicon import load_lexicon
+
+    return load_lexicon().function_words
+
+
+def split_pair(caption: str, variant: str) -> tuple[list[str], list[str], list[str]]:
+    """(words only the caption holds, words only the negative holds, shared content words), each sorted."""
+    from lgip_dataset.ngram import words
+
+    before, after = set(words(str(caption))), set(words(str(variant)))
+    shared = (before & after) - function_words()
+    return sorted(before - after), sorted(after - before), sorted(shared)
+
+
+def context_features(split: list[tuple[list[str], list[str], list[str]]]) -> tuple:
+    """The context learner's (x, seen) of pairs split by :func:`split_pair`: per pair, each changed word paired
+    with each context word, +1 on the caption's side and -1 on the negative's; (None, None) when no pair has a
+    shared context word."""
+    import pandas as pd
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    def doc(changed: list[str], context: list[str]) -> str:
+        return " ".join(f"{w}{SEPARATOR}{c}" for w in changed for c in context)
+
+    originals = [doc(removed, context) for removed, _, context in split]
+    negatives = [doc(inserted, context) for _, inserted, context in split]
+    codes, texts = pd.factorize(pd.Series(originals + negatives, dtype=object))
+    try:
+        counts = CountVectorizer(analyzer=str.split, dtype=np.float64).fit_transform(list(texts)).tocsr()
+    except ValueError:  # no pair has a shared context word
+        return None, None
+    first, second = counts[codes[:len(originals)]], counts[codes[len(originals):]]
+    seen = (first + second).tocsr()
+    seen.data[:] = 1.0
+    return (first - second).tocsr(), seen
 
 
 def fold_margins(features: tuple, fold: np.ndarray, groups: np.ndarray, *, train=None, folds: int = FOLDS,

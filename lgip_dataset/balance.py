@@ -62,7 +62,7 @@ DROP_SHARE = 0.04  # of a type's chosen flips above the target, the share the le
 MIN_USES = 20  # words with at least this many uses are reported in the balance figures
 _BLOCKS, _ROUND = 0, 1  # what a draw of the build's stream is for
 
-__all__ = ["Choice", "Site", "choose", "describe"]
+__all__ = ["Choice", "Rules", "Site", "choose", "describe"]
 
 
 @dataclass
@@ -77,8 +77,18 @@ def _set_of(type_: str) -> str:
     return "hard" if type_ in HARD else type_
 
 
-def choose(sites: list[Site], seed: int = 0) -> Choice:
-    """The balanced choice of flips over ``sites`` (module docstring), per set: the hard flips together
+@dataclass(frozen=True)
+class Rules:
+    """What a choice holds beyond the words: the adversarial rounds' ``learners`` (:mod:`lgip_dataset.adversary`), the
+    types whose typicality reading is held even and where (None: :data:`~balance_program.TYPICALITY_OFFSET`), and
+    the candidates a type needs before its trigram offset is measured (:func:`~balance_program.trigram_offset`)."""
+    learners: tuple[str, ...] = LEARNERS
+    typicality_offsets: dict[str, float] | None = None
+    min_calibration: int = balance_program.MIN_CALIBRATION
+
+
+def choose(sites: list[Site], seed: int = 0, rules: Rules = Rules()) -> Choice:
+    """The balanced choice of flips over ``sites`` (module docstring) by ``rules``, per set: the hard flips together
     (``report["hard_set"]``), each other type alone (``report["sets"]``), so that building another family
     beside the hard ones never moves a hard flip."""
     choice = Choice(report={**describe(), "per_type": {}})
@@ -86,7 +96,7 @@ def choose(sites: list[Site], seed: int = 0) -> Choice:
     for site in sites:
         sets.setdefault(_set_of(site.type), []).append(site)
     for name, members in sets.items():
-        flips, per_type, figures = _choose_set(members, seed)
+        flips, per_type, figures = _choose_set(members, seed, rules)
         for caption_id, by_type in flips.items():
             choice.flips.setdefault(caption_id, {}).update(by_type)
         choice.report["per_type"].update(per_type)
@@ -100,11 +110,13 @@ def choose(sites: list[Site], seed: int = 0) -> Choice:
 class _Blocks:
     """The programs of a set's blocks of images, and the candidates of all of them in one order."""
 
-    def __init__(self, sites: list[Site], seed: int):
+    def __init__(self, sites: list[Site], seed: int, rules: Rules):
+        self.learners = rules.learners
         captions = len({site.caption_id for site in sites})
         count = max(1, -(-captions // BLOCK_CAPTIONS))
         block = random_folds([site.image_id for site in sites], count, (STREAM, seed, _BLOCKS))
-        self.programs = [Program([s for s, b in zip(sites, block) if b == k], seed) for k in range(count)]
+        self.programs = [Program([s for s, b in zip(sites, block) if b == k], seed, rules.typicality_offsets,
+                                 rules.min_calibration) for k in range(count)]
         self.programs = [p for p in self.programs if len(p.sites)]
         self.sites = [site for p in self.programs for site in p.sites]
         self.site = np.concatenate([p.site + sum(len(q.sites) for q in self.programs[:k])
@@ -144,9 +156,9 @@ class _Blocks:
         type) trained on the chosen candidates of the other folds (the candidates' features computed once)."""
         if self._features is None:
             self._features = {learner: pair_features(self.captions, [v.text for v in self.variants], learner)
-                              for learner in LEARNERS}
+                              for learner in self.learners}
         columns = [fold_margins(self._features[learner], self.partition(round_, draw), self.type_index, train=chosen)
-                   for draw in range(DRAWS) for learner in LEARNERS]
+                   for draw in range(DRAWS) for learner in self.learners]
         return np.column_stack(columns)
 
     def partition(self, round_: int, draw: int) -> np.ndarray:
@@ -155,10 +167,10 @@ class _Blocks:
         return random_folds(self.groups, FOLDS, (STREAM, self.seed, _ROUND, round_, draw))
 
 
-def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
+def _choose_set(sites: list[Site], seed: int, rules: Rules) -> tuple[dict, dict, dict]:
     """The chosen flips (caption id -> type -> flips), the figures per type and the set's figures (module
-    docstring: exact choice, random targets, then the adversarial rounds)."""
-    problem = _Blocks(sites, seed)
+    docstring: exact choice, random targets, then the adversarial rounds of the ``rules``' learners)."""
+    problem = _Blocks(sites, seed, rules)
     allowed = np.ones(len(problem), dtype=bool)
     no_margins = np.zeros(len(problem))
     chosen = problem.solve(no_margins, allowed)
@@ -167,7 +179,7 @@ def _choose_set(sites: list[Site], seed: int) -> tuple[dict, dict, dict]:
     rounds = []
     for round_ in range(MAX_ROUNDS + 1):
         margins = problem.margins(chosen, round_)
-        held = _held_out(margins, chosen, problem.type_index)
+        held = _held_out(margins, chosen, problem.type_index, len(rules.learners))
         rounds.append({"chosen": int(chosen.sum()), "candidates_left": int(allowed.sum()),
                        "held_out": {str(problem.type_names[t]): a for t, a in held.items()}})
         above = [t for t, accuracy in held.items() if accuracy > _target(int((chosen & (problem.type_index == t)).sum()))]
@@ -195,10 +207,14 @@ def _target(flips: int) -> float:
     return max(TARGET, 0.5 + 2 * np.sqrt(0.25 / max(flips, 1)))
 
 
-def _held_out(margins: np.ndarray, chosen: np.ndarray, type_index: np.ndarray) -> dict[int, float]:
-    """Per type (index), the mean over the round's partitions of the learners' held-out accuracy on the chosen."""
-    return {int(t): float(np.mean([held_out_accuracy(margins[chosen & (type_index == t), k])
-                                   for k in range(margins.shape[1])]))
+def _held_out(margins: np.ndarray, chosen: np.ndarray, type_index: np.ndarray, learners: int) -> dict[int, float]:
+    """Per type (index), the highest over the ``learners`` of its mean over the round's partitions of the held-out
+    accuracy on the chosen (the columns of ``margins`` run over partitions, then learners)."""
+    def accuracy(t: int, k: int) -> float:
+        return held_out_accuracy(margins[chosen & (type_index == t), k])
+
+    return {int(t): max(float(np.mean([accuracy(t, k) for k in range(j, margins.shape[1], learners)]))
+                        for j in range(learners))
             for t in np.unique(type_index[chosen])}
 
 

@@ -78,15 +78,15 @@ def bigram_diff(caption: str, variant: str) -> tuple[Counter, Counter]:
     return before - after, after - before
 
 
-def trigram_offset(delta: np.ndarray, halves: np.ndarray) -> float:
+def trigram_offset(delta: np.ndarray, halves: np.ndarray, min_calibration: int = MIN_CALIBRATION) -> float:
     """How far above 0 a candidate's trigram ``delta`` must be for an independent reader to expect it as likely as its
     caption: among one type's candidates, E[independent | delta] = m + b (delta - m), with m their mean ``delta`` and b
     the reliability of one reading (Spearman-Brown from the correlation r of the two ``halves``' readings, 2r / (1 + r)),
     is 0 at delta = m (1 - 1/b). A choice that balances the sign of ``delta`` itself keeps the flips it reads too
     kindly: selected on a noisy reading, they regress to the candidates' mean, below 0. 0 where it cannot be told
-    (fewer than ``MIN_CALIBRATION`` candidates with both halves, no spread, or a mean above 0)."""
+    (fewer than ``min_calibration`` candidates with both halves, no spread, or a mean above 0)."""
     both = ~np.isnan(halves).any(axis=1) & ~np.isnan(delta)
-    if both.sum() < MIN_CALIBRATION or np.ptp(halves[both, 0]) == 0 or np.ptp(halves[both, 1]) == 0:
+    if both.sum() < min_calibration or np.ptp(halves[both, 0]) == 0 or np.ptp(halves[both, 1]) == 0:
         return 0.0
     r = float(np.corrcoef(halves[both, 0], halves[both, 1])[0, 1])
     mean = float(delta[both].mean())
@@ -104,8 +104,10 @@ def tie_break(seed: int, *parts) -> float:
 class Program:
     """The candidates of every site of one block as one flat table, and the integer program of their choice."""
 
-    def __init__(self, sites: list[Site], seed: int):
+    def __init__(self, sites: list[Site], seed: int, typicality_offsets: dict[str, float] | None = None,
+                 min_calibration: int = MIN_CALIBRATION):
         self.sites, self.seed = sites, seed
+        self.typicality_offsets = TYPICALITY_OFFSET if typicality_offsets is None else typicality_offsets
         rows = [(s, v) for s, site in enumerate(sites) for v in site.candidates]
         self.site = np.array([s for s, _ in rows], dtype=np.int64)
         self.variants = [v for _, v in rows]
@@ -116,13 +118,13 @@ class Program:
         self.lm_delta = np.array([v.plausibility["lm_delta"] for v in self.variants], dtype=np.float64)
         self.trigram_delta = np.array([v.plausibility.get("trigram_delta", np.nan) for v in self.variants],
                                       dtype=np.float64)  # NaN where the family records none (hard_relation)
-        self.typicality = np.array([v.plausibility.get("typicality", np.nan) if v.type in TYPICALITY_OFFSET else np.nan
+        self.typicality = np.array([v.plausibility.get("typicality", np.nan) if v.type in self.typicality_offsets else np.nan
                                     for v in self.variants], dtype=np.float64)  # NaN: a type not balanced on it
         halves = np.array([v.plausibility.get("trigram_halves", (np.nan, np.nan)) for v in self.variants],
                           dtype=np.float64).reshape(len(rows), 2)
         self.type_names, self.type_index = np.unique(np.array(self.types, dtype=str), return_inverse=True)
         self.trigram_offsets = {str(t): trigram_offset(self.trigram_delta[self.type_index == k],
-                                                       halves[self.type_index == k])
+                                                       halves[self.type_index == k], min_calibration)
                                 for k, t in enumerate(self.type_names)}
         self.noise = np.array([tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
         self.diffs = [word_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
@@ -169,7 +171,8 @@ class Program:
         deviation = self._rows(np.arange(count), n + self.group_count + self.image_count + np.arange(count),
                                np.ones(count), count)
         offset = np.array([self.trigram_offsets[t] for t in self.type_names])[self.type_index]
-        typical = self.typicality - np.array([TYPICALITY_OFFSET.get(t, 0.0) for t in self.type_names])[self.type_index]
+        typical = self.typicality - np.array([self.typicality_offsets.get(t, 0.0)
+                                              for t in self.type_names])[self.type_index]
         lm = [self._preference(self.lm_delta), self._preference(self.trigram_delta - offset),
               self._preference(typical, TYPICALITY_BANDS)]
         texts = defaultdict(list)  # one flip per text of a caption (two sites seldom give the same text)

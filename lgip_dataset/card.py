@@ -18,7 +18,7 @@ from lgip_dataset import figures, held_out_reference, schema
 from lgip_dataset.coco import ImageEntry
 from lgip_dataset.about import CITATION as LGIP_CITATION
 from lgip_dataset.about import REPO_ID
-from lgip_dataset.judging import RULE
+from lgip_dataset.judging import RULE, validated_choice
 from lgip_dataset.perturb.registry import HARD, OPT_IN, variant_types
 
 COCO_CITATION = """@inproceedings{lin2014coco,
@@ -240,7 +240,21 @@ def _judged_section(judged: dict | None) -> str | None:
     return ("## Blind judgements\n\nFlips labelled by blind judges (`lgip judge`; docs/judging.md), applied from the "
             f"label stores {stores} and matched by their exact texts. A judged flip's `judged` column in `pairs` holds "
             "its labels, their judges and the majority label (a tie counts against valid); the `validated` config holds "
-            f"the {judged.get('validated_rows', 0):,} rows `lgip evaluate --validated` scores.\n\n" + "\n".join(rows))
+            f"the {judged.get('validated_rows', 0):,} rows `lgip evaluate --validated` scores.\n\n" + "\n".join(rows)
+            + _choice_table(judged.get("validated_choice") or {}))
+
+
+def _choice_table(choice: dict) -> str:
+    """The compositional families' valid flips and those the validated config keeps (empty: none chosen)."""
+    if not choice:
+        return ""
+    rows = ["| family | judged valid | in `validated` | build's word learner (in-sample) |", "|---|---:|---:|---:|"]
+    rows += [f"| {t} | {c['judged_valid']:,} | {c['flips']:,} | "
+             f"{'n/a' if c['learner_accuracy'] is None else format(c['learner_accuracy'], '.3f')} |"
+             for t, c in choice.items()]
+    return (f"\n\nThe `validated` config keeps, of {validated_choice.describe()}: each direction of a change as frequent "
+            "as its reverse, so that a model's preference measures the image, not the wording. The held-out figures "
+            "are `lgip audit <folder> --config validated`'s.\n\n" + "\n".join(rows))
 
 
 def _skips_section(skips: dict, cleaned: dict, not_flipped: dict | None = None) -> str:

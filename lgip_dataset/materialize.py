@@ -33,6 +33,7 @@ from lgip_dataset.groups import mine_groups
 from lgip_dataset.hub_io import BUILD_INFO
 from lgip_dataset.images import ImageCheck, check_images, image_path_inside
 from lgip_dataset.judging import LabelStores, default_stores, validated_mask
+from lgip_dataset.judging.validated_choice import choose_validated
 from lgip_dataset.locks import FolderBusy, lock_folder
 from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
@@ -411,21 +412,26 @@ def _write_text_shards(
     _write_config_shards(staging / schema.CAPTIONS, captions, schema.CAPTION_FEATURES, CAPTIONS_PER_SHARD)
     _write_config_shards(staging / schema.PAIRS, pairs, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
     if judged["flips_judged"]:
-        judged["validated_rows"] = _write_validated(staging, pairs)
+        judged["validated_rows"], judged["validated_choice"] = _write_validated(staging, pairs, perturber.plausibility,
+                                                                                seed)
     if figures["variant_id"]:
         _write_config_shards(staging / schema.PLAUSIBILITY, figures, schema.PLAUSIBILITY_FEATURES, PAIRS_PER_SHARD)
     return {**_tidy_counts(counts), "captions_with_flip_per_type": dict(sorted(flipped.items()))}, balance_report, judged
 
 
-def _write_validated(staging: Path, pairs: dict[str, list]) -> int:
+def _write_validated(staging: Path, pairs: dict[str, list], statistics: FoldedCounts | None,
+                     seed: int) -> tuple[int, dict]:
     """Write the ``validated`` config: the ``pairs`` rows the validated rule keeps
-    (:func:`lgip_dataset.judging.validated`); return how many (none: no config, an empty one would not load)."""
+    (:func:`lgip_dataset.judging.validated`), the compositional families' valid flips chosen across the build
+    (:func:`~lgip_dataset.judging.validated_choice.choose_validated`, by the build's ``statistics``); return how many
+    rows (none: no config, an empty one would not load) and the choice's figures per family."""
     majorities = [record and record["majority"] for record in pairs["judged"]]
     keep = np.flatnonzero(validated_mask(pairs["kind"], pairs["type"], majorities))
+    keep, choice = choose_validated(pairs, keep, statistics, seed) if statistics is not None else (keep, {})
     if len(keep):
         kept = {name: [column[i] for i in keep] for name, column in pairs.items()}
         _write_config_shards(staging / schema.VALIDATED, kept, schema.PAIR_FEATURES, PAIRS_PER_SHARD)
-    return len(keep)
+    return len(keep), choice
 
 
 def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int, progress: bool,

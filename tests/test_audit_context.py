@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from lgip_metric import audit
-from lgip_metric.audit import context, held_out
+from lgip_dataset import adversary, context_typicality as context
+from lgip_metric.audit import held_out
 
 KITCHEN = ["oven", "stove", "sink", "counter", "fridge"]
 BEACH = ["surfboard", "wave", "sand", "ocean", "towel"]
@@ -26,7 +27,7 @@ def _reference_margin(caption: str, variant: str, corpus: list[str]) -> float:
 
     docs = [words(t) for t in corpus]
     before, after = words(caption), words(variant)
-    removed, inserted, shared = sorted(before - after), sorted(after - before), sorted((before & after) - context._function_words())
+    removed, inserted, shared = sorted(before - after), sorted(after - before), sorted((before & after) - adversary.function_words())
     vocabulary = before | after
     n = Counter(w for d in docs for w in d if w in vocabulary)
     total, size = len(docs), len(set().union(*docs))

@@ -255,6 +255,6 @@ def test_a_later_run_replaces_its_sets_in_place_and_names_its_commit():
         ("val2017 subset, seed 0", 6003, 1), ("val2017 subset, seed 0", 12005, 1), ("val2017, seed 0", 25014, 2),
         ("val2017 + Karpathy test, seed 0", 47058, 1), ("Karpathy test images not in val2017, seed 0", 22044, 2)]
     assert out["records"][2]["git_hash"] == "b" * 40 and "git_hash" not in out["records"][0]
-    assert out["git_hash"] == "a" * 40 and out["compositional"] == {"set": "first"} and "judged" not in out
+    assert out["git_hash"] == "a" * 40 and out["compositional"] == {"set": "second"} and "judged" not in out
     with pytest.raises(SystemExit, match="again.json: hard_families_version 2.12.0"):
         builder.joined([earlier, {**again, "hard_families_version": "2.12.0"}], [REPO / "earlier.json", REPO / "again.json"])

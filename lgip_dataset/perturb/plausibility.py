@@ -332,6 +332,17 @@ class Plausibility:
         set's choice balances (:mod:`lgip_dataset.balance_program`)."""
         return self.trigram.logprob(variant) - self.trigram.logprob(caption)
 
+    def trigram_readings(self, caption: str, variants: list[str]) -> list[tuple[float, list[float]]]:
+        """Per variant, its :meth:`trigram_delta` and the same delta under each half's trigram LM
+        (:attr:`trigram_halves`), rounded to 1e-6; the caption is read once, not once per variant."""
+        models = (self.trigram, *self.trigram_halves)
+        base = [lm.logprob(caption) for lm in models]
+        readings = []
+        for variant in variants:
+            delta = [round(lm.logprob(variant) - b, 6) for lm, b in zip(models, base)]
+            readings.append((delta[0], delta[1:]))
+        return readings
+
 
 class FoldedCounts:
     """Counts per image fold; :meth:`for_image` gives the statistics of the other folds."""

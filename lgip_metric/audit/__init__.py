@@ -10,7 +10,7 @@ image so that no pair is scored by a model that saw its image:
   logistic regressions on word 1-2-gram and character 2-4-gram differences, one per type, trained on
   the other image folds' pairs; their held-out accuracy (pair-level, a tie counting 1/2) with a
   cluster-bootstrap interval over images;
-- the context instruments (:mod:`~lgip_metric.audit.context`): how typical the changed words are with the words
+- the context instruments (:mod:`lgip_dataset.context_typicality`): how typical the changed words are with the words
   both texts share, from co-occurrence in other images' captions, and a learner on (changed, shared) word pairs;
 - the n-gram language models of the blind baselines (:func:`lgip_metric.statistics.blind.lm_scores`: bigram and
   trigram Kneser-Ney, two image folds) with their PR (nested by caption as the model's PR is);

@@ -27,7 +27,7 @@ import pandas as pd
 
 from lgip_dataset import adversary
 from lgip_dataset.errors import DataError
-from lgip_metric.audit import context
+from lgip_dataset import context_typicality as context
 from lgip_metric.statistics import blind
 
 LEARNERS = ("word", "char", "nb", "context")
@@ -97,7 +97,7 @@ class Learners:
 
     @property
     def context(self) -> context.Pairs:
-        """The pairs' changed and context words (:mod:`lgip_metric.audit.context`), split once."""
+        """The pairs' changed and context words (:mod:`lgip_dataset.context_typicality`), split once."""
         if self._context is None:
             self._context = context.Pairs(self.captions, self.variants)
         return self._context
@@ -150,7 +150,7 @@ def learner_figures(rows: pd.DataFrame, groups: dict[str, list[str]], *, learner
 
 def typicality_figures(rows: pd.DataFrame, train: pd.DataFrame, groups: dict[str, list[str]], *, seed: int = 0,
                        repeats: int = REPEATS, folds: int = FOLDS) -> dict[str, dict]:
-    """Context typicality (:mod:`lgip_metric.audit.context`) per block and type of ``groups`` over the audit's fresh
+    """Context typicality (:mod:`lgip_dataset.context_typicality`) per block and type of ``groups`` over the audit's fresh
     partitions: each row's margin from the co-occurrence in the captions (``train``: ``image_id``, ``caption_id``,
     ``caption``) of the other folds' images; ``{name: spread}`` of the share where the caption's words are the more
     typical (a tie 1/2)."""

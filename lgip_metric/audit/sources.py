@@ -44,8 +44,9 @@ def _digest(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def from_build(folder: str | Path) -> Source:
-    """The ``pairs`` config of an ``lgip build`` folder (and the image file names of its ``images`` config)."""
+def from_build(folder: str | Path, config: str = schema.PAIRS) -> Source:
+    """The ``config`` (``pairs`` or ``validated``) of an ``lgip build`` folder (and the image file names of its
+    ``images`` config)."""
     import pyarrow.parquet as pq
 
     from lgip_dataset import hub_io
@@ -54,9 +55,14 @@ def from_build(folder: str | Path) -> Source:
     if not folder.is_dir():
         raise DataError(f"{folder}: not a folder; pass an `lgip build` output folder, or --from sugarcrepe DIR "
                         "or --pairs FILE")
-    shards = hub_io.config_files(folder, schema.PAIRS)
+    if config not in (schema.PAIRS, schema.VALIDATED):
+        raise DataError(f"--config {config}: audit {schema.PAIRS} or {schema.VALIDATED}")
+    if config == schema.VALIDATED and not (folder / schema.VALIDATED).is_dir():
+        raise DataError(f"--config {config}: {folder} has no {config} config (built without labels); audit its pairs, "
+                        "or build it with `lgip build --judged STORE`")
+    shards = hub_io.config_files(folder, config)
     wanted = ["row_id", "caption_id", "image_id", "caption", "variant", "kind", "type", "original", "replacement"]
-    rows = hub_io.load_config(folder, schema.PAIRS)
+    rows = hub_io.load_config(folder, config)
     frame = rows.select_columns([c for c in wanted if c in rows.column_names]).to_pandas()
     file_names = {}
     if any((folder / schema.IMAGES).glob("*.parquet")):

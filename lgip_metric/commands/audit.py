@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "negative_caption) and optionally type, caption_id (one per human caption, the same on all "
                              "its negatives; rows of one caption text on one image are one caption), kind, original, "
                              "replacement")
+    parser.add_argument("--config", default="pairs", choices=("pairs", "validated"),
+                        help="the build's config to audit: every pair, or the validated rows `lgip evaluate --validated` "
+                             "scores (default: %(default)s)")
     parser.add_argument("--types", type=_names, default=None,
                         help="comma-separated flip types to audit (default: every flip type)")
     parser.add_argument("--learners", type=_names, default=None,
@@ -95,6 +98,8 @@ def _source(args: argparse.Namespace):
     if len(named) != 1:
         raise DataError("name exactly one input: an `lgip build` folder, --from sugarcrepe DIR or --pairs FILE"
                         + (f" (got {len(named)})" if named else ""))
+    if args.config != "pairs" and args.source is None:
+        raise DataError(f"--config {args.config} names a config of an `lgip build` folder; --from and --pairs read one table")
     if args.from_source is not None:
         name, folder = args.from_source
         if name != sugarcrepe.FORMAT:
@@ -103,7 +108,7 @@ def _source(args: argparse.Namespace):
         return audit.from_sugarcrepe(folder)
     if args.pairs is not None:
         return audit.from_pairs_file(args.pairs)
-    return audit.from_build(args.source)
+    return audit.from_build(args.source, args.config)
 
 
 def _peer(args: argparse.Namespace):

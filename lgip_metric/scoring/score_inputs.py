@@ -35,16 +35,21 @@ def read_rows(files: DatasetFiles, config: str, limit: int | None) -> pa.Table:
 
 
 def validated_rows(files: DatasetFiles, config: str, rows: pa.Table) -> np.ndarray:
-    """Per row of ``rows`` (the first rows of ``config``, :func:`read_rows`), whether the validated rule keeps it
-    (:func:`lgip_dataset.judging.validated`; a folder built before labels has none, so its unlabelled flips of
-    the extended and imported types are dropped); DataError before any scoring when it keeps no row."""
+    """Per row of ``rows`` (the first rows of ``config``, :func:`read_rows`), whether the validated rule keeps it:
+    of ``pairs``, the rows of the folder's ``validated`` config where it has one (the build chose its compositional
+    flips among the valid ones, :mod:`lgip_dataset.judging.validated_choice`), else
+    :func:`lgip_dataset.judging.validated` (a folder built before labels has none, so its unlabelled flips of the
+    extended and imported types are dropped); DataError before any scoring when it keeps no row."""
     data = files.load(config)
-    if "judged" in data.column_names:
-        judged = data.select_columns(["judged"]).with_format("arrow")[:rows.num_rows].column("judged")
-        majorities = pc.struct_field(judged, "majority").to_pylist()
+    if config == schema.PAIRS and files.has(schema.VALIDATED):
+        chosen = files.load(schema.VALIDATED).select_columns(["row_id"]).with_format("arrow")[:].column("row_id")
+        keep = pc.is_in(rows.column("row_id"), value_set=chosen).to_numpy(zero_copy_only=False)
     else:
         majorities = [None] * rows.num_rows
-    keep = validated_mask(rows.column("kind").to_pylist(), rows.column("type").to_pylist(), majorities)
+        if "judged" in data.column_names:
+            judged = data.select_columns(["judged"]).with_format("arrow")[:rows.num_rows].column("judged")
+            majorities = pc.struct_field(judged, "majority").to_pylist()
+        keep = validated_mask(rows.column("kind").to_pylist(), rows.column("type").to_pylist(), majorities)
     if not keep.any():
         raise DataError(f"--validated: the validated rule keeps none of the {rows.num_rows:,} rows of config {config!r} "
                         f"of {files.dataset} (it keeps {RULE}); score them without --validated")

@@ -390,15 +390,9 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
 def _with_trigram(ctx: CaptionContext, variants: list[Variant]) -> list[Variant]:
     """The pooled ``variants`` with their ``trigram_delta`` (:meth:`Plausibility.trigram_delta`, of the same
     statistics as ``lm_delta``), whose sign the set-level choice balances (:mod:`lgip_dataset.balance_program`)."""
-    scorer = attached(ctx)
-    models = (scorer.trigram, *scorer.trigram_halves)
-    caption = [lm.logprob(ctx.text) for lm in models]  # once per site, not once per candidate
-    out = []
-    for v in variants:
-        delta = [round(lm.logprob(v.text) - c, 6) for lm, c in zip(models, caption)]
-        out.append(dataclasses.replace(v, plausibility={**v.plausibility, "trigram_delta": delta[0],
-                                                        "trigram_halves": delta[1:]}))
-    return out
+    readings = attached(ctx).trigram_readings(ctx.text, [v.text for v in variants])
+    return [dataclasses.replace(v, plausibility={**v.plausibility, "trigram_delta": delta, "trigram_halves": halves})
+            for v, (delta, halves) in zip(variants, readings)]
 
 
 def _hard(name: str, base: Callable) -> None:

@@ -1,4 +1,4 @@
-"""The audit's context instruments: how typical a flip's changed words are with the words its two texts share.
+"""The context instruments: how typical a flip's changed words are with the words its two texts share.
 
 The word, character and naive Bayes learners see only a pair's *difference*; a text tower also reads the words
 both texts keep, and knows that "a griddle" belongs in a kitchen, not an office. Two instruments read that:
@@ -16,36 +16,20 @@ both texts keep, and knows that "a griddle" belongs in a kitchen, not an office.
   cross-fitted on the audit's fresh image partitions like the other learners.
 
 Words are :func:`lgip_dataset.ngram.words`; the context words are the shared ones less the lexicon's function
-words (``function_words.json``), which go with any scene. No build computes either: a build balances the
-sign of its own typicality reading (its statistics fold, keyed targets), this one reads raw words of another
-fold or of a corpus the user names.
+words (``function_words.json``), which go with any scene. ``lgip audit`` reads both on fresh image partitions or
+a corpus the user names. A build computes neither for its hard flips (it balances the sign of its own typicality
+reading: its statistics fold, keyed targets); the validated config's compositional flips are chosen with both,
+read on the build's own statistics folds (:mod:`lgip_dataset.judging.validated_choice`), so for those the audit's
+readings on fresh partitions and corpora are held out by their data only.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
+from lgip_dataset.adversary import context_features, split_pair
+
 ALPHA = 10.0  # the Dirichlet prior's weight (in captions) pulling P(w | c) towards P(w)
-SEPARATOR = "|"  # joins a changed word and a context word into a context-learner feature
-
-
-@lru_cache(maxsize=1)
-def _function_words() -> frozenset[str]:
-    from lgip_dataset.perturb.lexicon import load_lexicon
-
-    return load_lexicon().function_words
-
-
-def split_pair(caption: str, variant: str) -> tuple[list[str], list[str], list[str]]:
-    """(words only the caption holds, words only the negative holds, shared context words), each sorted."""
-    from lgip_dataset.ngram import words
-
-    before, after = set(words(str(caption))), set(words(str(variant)))
-    shared = (before & after) - _function_words()
-    return sorted(before - after), sorted(after - before), sorted(shared)
 
 
 def describe() -> dict:
@@ -107,24 +91,8 @@ class Pairs:
         return out
 
     def learner_features(self) -> tuple:
-        """The context learner's (x, seen) (:func:`lgip_dataset.adversary.fold_margins`): per pair, each changed word
-        paired with each context word, +1 on the caption's side and -1 on the negative's."""
-        from sklearn.feature_extraction.text import CountVectorizer
-
-        def doc(changed: list[str], context: list[str]) -> str:
-            return " ".join(f"{w}{SEPARATOR}{c}" for w in changed for c in context)
-
-        originals = [doc(removed, context) for removed, _, context in self.split]
-        negatives = [doc(inserted, context) for _, inserted, context in self.split]
-        codes, texts = pd.factorize(pd.Series(originals + negatives, dtype=object))
-        try:
-            counts = CountVectorizer(analyzer=str.split, dtype=np.float64).fit_transform(list(texts)).tocsr()
-        except ValueError:  # no pair has a shared context word
-            return None, None
-        first, second = counts[codes[:len(originals)]], counts[codes[len(originals):]]
-        seen = (first + second).tocsr()
-        seen.data[:] = 1.0
-        return (first - second).tocsr(), seen
+        """The context learner's (x, seen) (:func:`lgip_dataset.adversary.context_features` of these pairs)."""
+        return context_features(self.split)
 
 
 def _mean_pmi(changed: sp.csr_matrix, context: sp.csr_matrix, together: sp.csr_matrix, n_word: np.ndarray,
