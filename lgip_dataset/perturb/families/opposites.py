@@ -1,6 +1,9 @@
 """One-word spatial and temporal flips (ControlledImCaps, EqBen): a spatial or temporal unit ->
-its opposite: left<->right, above<->below, on top of<->underneath, in front of<->behind,
-inside<->outside; before<->after. Whole words and multiword units only ("in front of" is one
+its opposite: left<->right, above<->below, on top of<->under, in front of<->behind,
+inside<->outside, inside of<->outside of; before<->after (3.1.0: each pair's words inserted where they are removed,
+"on top of" -> "under" and "inside of" -> "outside of", so that a choice balanced on words can keep both
+directions; 3.0.0 turned "on top of" into "underneath" while "under" became "on top of", so that a choice balanced
+on words kept few of either). Whole words and multiword units only ("in front of" is one
 unit). Front and behind are not flipped before things people face ("in front of a laptop"). "left"/"right" are flipped only as directions (after "the", "to", "his", ...: not "a bag
 left on a bench", not "right next to"); no unit is flipped before "construction", "way", ...;
 "before"/"after" only in a temporal sense that a still image can decide: before a listed event
@@ -113,5 +116,5 @@ def _generator(family: str):
     return generate
 
 
-register("spatial", "flip", version="3.0.0")(_generator("spatial"))
+register("spatial", "flip", version="3.1.0")(_generator("spatial"))
 register("temporal", "flip", version="1.1.0")(_generator("temporal"))
