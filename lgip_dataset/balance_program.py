@@ -118,8 +118,8 @@ class Program:
         self.lm_delta = np.array([v.plausibility["lm_delta"] for v in self.variants], dtype=np.float64)
         self.trigram_delta = np.array([v.plausibility.get("trigram_delta", np.nan) for v in self.variants],
                                       dtype=np.float64)  # NaN where the family records none (hard_relation)
-        self.typicality = np.array([v.plausibility.get("typicality", np.nan) if v.type in self.typicality_offsets else np.nan
-                                    for v in self.variants], dtype=np.float64)  # NaN: a type not balanced on it
+        self.typicality = np.array([v.plausibility.get("typicality", np.nan) if v.type in self.typicality_offsets
+                                    else np.nan for v in self.variants], dtype=np.float64)  # NaN: a type not balanced
         halves = np.array([v.plausibility.get("trigram_halves", (np.nan, np.nan)) for v in self.variants],
                           dtype=np.float64).reshape(len(rows), 2)
         self.type_names, self.type_index = np.unique(np.array(self.types, dtype=str), return_inverse=True)

@@ -252,9 +252,9 @@ def _choice_table(choice: dict) -> str:
     rows += [f"| {t} | {c['judged_valid']:,} | {c['flips']:,} | "
              f"{'n/a' if c['learner_accuracy'] is None else format(c['learner_accuracy'], '.3f')} |"
              for t, c in choice.items()]
-    return (f"\n\nThe `validated` config keeps, of {validated_choice.describe()}: each direction of a change as frequent "
-            "as its reverse, so that a model's preference measures the image, not the wording. The held-out figures "
-            "are `lgip audit <folder> --config validated`'s.\n\n" + "\n".join(rows))
+    return (f"\n\nThe `validated` config keeps, of {validated_choice.describe()}: each direction of a change as "
+            "frequent as its reverse, so that a model's preference measures the image, not the wording. The held-out "
+            "figures are `lgip audit <folder> --config validated`'s.\n\n" + "\n".join(rows))
 
 
 def _skips_section(skips: dict, cleaned: dict, not_flipped: dict | None = None) -> str:

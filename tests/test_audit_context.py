@@ -27,7 +27,8 @@ def _reference_margin(caption: str, variant: str, corpus: list[str]) -> float:
 
     docs = [words(t) for t in corpus]
     before, after = words(caption), words(variant)
-    removed, inserted, shared = sorted(before - after), sorted(after - before), sorted((before & after) - adversary.function_words())
+    shared = sorted((before & after) - adversary.function_words())
+    removed, inserted = sorted(before - after), sorted(after - before)
     vocabulary = before | after
     n = Counter(w for d in docs for w in d if w in vocabulary)
     total, size = len(docs), len(set().union(*docs))

@@ -47,8 +47,10 @@ def spatial_pairs(front: int, behind: int) -> dict[str, list]:
 
 
 def direction_counts(pairs: dict[str, list], rows) -> Counter:
-    return Counter("to behind" if pairs["variant"][i].count("behind") > pairs["caption"][i].count("behind") else "to front"
-                   for i in rows if pairs["type"][i] == "spatial")
+    def direction(i: int) -> str:
+        return "to behind" if pairs["variant"][i].count("behind") > pairs["caption"][i].count("behind") else "to front"
+
+    return Counter(direction(i) for i in rows if pairs["type"][i] == "spatial")
 
 
 def test_the_choice_evens_out_a_direction_and_keeps_every_other_validated_row():
@@ -93,7 +95,8 @@ def test_a_build_writes_the_chosen_flips_and_evaluate_validated_scores_the_same_
     store = tmp_path / "store.jsonl.gz"
     merge(tmp_path / "sheet.json", store, ann=label_file(tmp_path / "a.tsv", key, lambda e: VALID),
           bob=label_file(tmp_path / "b.tsv", key, lambda e: VALID))
-    folder = build(sample_coco_dir, tmp_path / "judged", ids, "--no-images", "--families", "all", "--judged", str(store))
+    folder = build(sample_coco_dir, tmp_path / "judged", ids, "--no-images", "--families", "all",
+                   "--judged", str(store))
     pairs = hub_io.load_config(folder, schema.PAIRS).to_pandas()
     validated = hub_io.load_config(folder, schema.VALIDATED).to_pandas()
     valid = pairs[pairs["type"].isin(CHOSEN) & pairs["judged"].notna()]

@@ -17,8 +17,8 @@ from lgip_dataset.statistics_captions import file_sha256
 
 RULE_GROUPS = ("core", "hard")  # the groups whose unlabelled flips stand validated by their rules and sampled draws
 RULE = ("every paraphrase; a flip whose judges' majority label is valid (of hard_relation, spatial and binding, those "
-        "the build chose across its valid flips so that text alone cannot tell them); an unlabelled flip of a core or hard type "
-        "(validated by its rules and sampled draws); no other flip (an unlabelled extended or imported one)")
+        "the build chose across its valid flips so that text alone cannot tell them); an unlabelled flip of a core or "
+        "hard type (validated by its rules and sampled draws); no other flip (an unlabelled extended or imported one)")
 
 
 @lru_cache(maxsize=None)

@@ -11,10 +11,12 @@ whose changed words are more typical of the words both texts share than the capt
 typicality, :mod:`lgip_dataset.context_typicality`, from the build's captions of the other statistics folds), each image
 with a flip worth more than a flip, then adversarial rounds of word learners and of context learners (each changed word
 paired with each word both texts share, :func:`lgip_dataset.adversary.context_features`: which things go together)
-on random image partitions of the build's stream. The choice depends only on the valid flips, the build's statistics and its seed; every other row the validated
-rule keeps is kept as it is.
+on random image partitions of the build's stream. The choice depends only on the valid flips, the build's statistics
+and its seed; every other row the validated rule keeps is kept as it is.
 """
 from __future__ import annotations
+
+from collections import Counter
 
 import numpy as np
 
@@ -37,7 +39,7 @@ FIGURES = ("flips", "learner_accuracy", "largest_word_imbalance", "lm_prefers_ca
 
 
 def describe() -> str:
-    """The rule, for the build's record and card."""
+    """The rule, for the build's card."""
     return (f"the judged-valid flips of {', '.join(CHOSEN)} chosen per family across the build as the hard flips are "
             "(lgip_dataset.balance: words and bigrams of the differences removed as often as inserted, the bigram and "
             "trigram LMs' and the context typicality's preferences balanced, adversarial rounds of word and context "
@@ -58,7 +60,7 @@ def choose_validated(pairs: dict[str, list], keep: np.ndarray, statistics: Folde
     chosen = {(caption_id, v.type, v.text) for caption_id, by_type in choice.flips.items()
               for variants in by_type.values() for v in variants}
     left_out = {i for i in rows if (pairs["caption_id"][i], pairs["type"][i], pairs["variant"][i]) not in chosen}
-    valid = {t: sum(pairs["type"][i] == t for i in rows) for t in CHOSEN}
+    valid = Counter(pairs["type"][i] for i in rows)
     figures = {t: {"judged_valid": valid[t], **{k: entry.get(k) for k in FIGURES},
                    "rounds": choice.report["sets"][t]["rounds"]}
                for t, entry in choice.report["per_type"].items()}

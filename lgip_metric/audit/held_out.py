@@ -150,8 +150,8 @@ def learner_figures(rows: pd.DataFrame, groups: dict[str, list[str]], *, learner
 
 def typicality_figures(rows: pd.DataFrame, train: pd.DataFrame, groups: dict[str, list[str]], *, seed: int = 0,
                        repeats: int = REPEATS, folds: int = FOLDS) -> dict[str, dict]:
-    """Context typicality (:mod:`lgip_dataset.context_typicality`) per block and type of ``groups`` over the audit's fresh
-    partitions: each row's margin from the co-occurrence in the captions (``train``: ``image_id``, ``caption_id``,
+    """Context typicality (:mod:`lgip_dataset.context_typicality`) per block and type of ``groups`` over the audit's
+    fresh partitions: each row's margin from the co-occurrence in the captions (``train``: ``image_id``, ``caption_id``,
     ``caption``) of the other folds' images; ``{name: spread}`` of the share where the caption's words are the more
     typical (a tie 1/2)."""
     pairs = context.Pairs(rows["caption"].astype(str).tolist(), rows["variant"].astype(str).tolist())

@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "its negatives; rows of one caption text on one image are one caption), kind, original, "
                              "replacement")
     parser.add_argument("--config", default="pairs", choices=("pairs", "validated"),
-                        help="the build's config to audit: every pair, or the validated rows `lgip evaluate --validated` "
-                             "scores (default: %(default)s)")
+                        help="the build's config to audit: every pair, or the validated rows "
+                             "`lgip evaluate --validated` scores (default: %(default)s)")
     parser.add_argument("--types", type=_names, default=None,
                         help="comma-separated flip types to audit (default: every flip type)")
     parser.add_argument("--learners", type=_names, default=None,
@@ -99,7 +99,8 @@ def _source(args: argparse.Namespace):
         raise DataError("name exactly one input: an `lgip build` folder, --from sugarcrepe DIR or --pairs FILE"
                         + (f" (got {len(named)})" if named else ""))
     if args.config != "pairs" and args.source is None:
-        raise DataError(f"--config {args.config} names a config of an `lgip build` folder; --from and --pairs read one table")
+        raise DataError(f"--config {args.config} names a config of an `lgip build` folder; "
+                        "--from and --pairs read one table")
     if args.from_source is not None:
         name, folder = args.from_source
         if name != sugarcrepe.FORMAT:

@@ -418,7 +418,8 @@ def _input_stores(encoder: Encoder, cache_root: Path, keep: bool) -> tuple[Pixel
     if encoder.pixel_stages is not None:
         pixels = PixelStore(cache_root, encoder.pixel_stages.settings, keep)
         pixels = pixels if keep or pixels.folder.is_dir() else None
-    if counts_tokens(encoder) and (keep or (cache_root / INPUTS / "tokens").is_dir()) and encoder.token_settings is not None:
+    kept_tokens = keep or (cache_root / INPUTS / "tokens").is_dir()
+    if counts_tokens(encoder) and kept_tokens and encoder.token_settings is not None:
         tokens = TokenStore(cache_root, encoder.token_settings, keep)
     return pixels, tokens
 

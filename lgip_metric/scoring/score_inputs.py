@@ -40,12 +40,12 @@ def validated_rows(files: DatasetFiles, config: str, rows: pa.Table) -> np.ndarr
     flips among the valid ones, :mod:`lgip_dataset.judging.validated_choice`), else
     :func:`lgip_dataset.judging.validated` (a folder built before labels has none, so its unlabelled flips of the
     extended and imported types are dropped); DataError before any scoring when it keeps no row."""
-    data = files.load(config)
     if config == schema.PAIRS and files.has(schema.VALIDATED):
         chosen = files.load(schema.VALIDATED).select_columns(["row_id"]).with_format("arrow")[:].column("row_id")
         keep = pc.is_in(rows.column("row_id"), value_set=chosen).to_numpy(zero_copy_only=False)
     else:
         majorities = [None] * rows.num_rows
+        data = files.load(config)
         if "judged" in data.column_names:
             judged = data.select_columns(["judged"]).with_format("arrow")[:rows.num_rows].column("judged")
             majorities = pc.struct_field(judged, "majority").to_pylist()
