@@ -23,18 +23,18 @@ building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.ba
 * **coverage on images**: at most one flip per site, every image and (image, type) with a flip worth more
   than a flip;
 * **adversarially filtered, the AFLite way**: learners (word 1-2-gram logistic regressions, one per type)
-  trained on the chosen flips of the other folds of ``DRAWS`` random image partitions (drawn from the
-  build's own stream, :data:`STREAM`; an audit draws from another) score every candidate; while the mean
+  trained on the chosen flips of the other folds of ``DRAWS`` (:class:`Rules`' ``draws``) random image partitions
+  (drawn from the build's own stream, :data:`STREAM`; an audit draws from another) score every candidate; while the mean
   held-out accuracy of a type is above ``TARGET`` (and two standard errors above chance), the ``DROP_SHARE`` of its
   chosen flips that the learners
   pick out most surely are dropped and the choice is made again with every candidate's mean margin as a
   cost, at most ``MAX_ROUNDS`` times. No candidate is judged by a learner that saw its image, nor its
   caption's text on another image: the partitions keep images that share a caption text together.
 
-A set of more than ``BLOCK_CAPTIONS`` captions is chosen in blocks of images (a random partition from the
-build's stream), each block one program balanced on its own, so the time grows linearly with the captions;
-the learners of the rounds see the whole set. Every solve is taken to the gap ``MIP_GAP`` with no time limit,
-and the gap each reached is recorded. The result depends only on the pools and the seed.
+A set of more than ``BLOCK_CAPTIONS`` captions is chosen in blocks of images (a random partition from the build's
+stream), each block one program balanced on its own, so the time grows linearly with the captions; the learners of
+the rounds see the whole set. Every solve is taken to the gap ``MIP_GAP`` or ``MIP_NODES`` nodes (no time limit: the
+same on any machine), and the gap each reached is recorded. The result depends only on the pools and the seed.
 """
 from __future__ import annotations
 
@@ -46,15 +46,15 @@ import numpy as np
 from lgip_dataset import balance_program
 from lgip_dataset.adversary import (FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds,
                                     text_groups)
-from lgip_dataset.balance_program import Program, Site
+from lgip_dataset.balance_program import Program, Rules, Site
 from lgip_dataset.measurable import learner_reason
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
 
 STREAM = 0x6275696C  # the build's partitions: numpy.random.default_rng([STREAM, seed, ...])
 BLOCK_CAPTIONS = 30_000  # a set with more captions is chosen in blocks of images of about this many captions
-DRAWS = 3  # random image partitions of the learners per round
-LEARNERS = ("word",)  # the build's learners (lgip_dataset.adversary); an audit adds others
+DRAWS = Rules().draws  # random image partitions of the learners per round
+LEARNERS = Rules().learners  # the build's learners (lgip_dataset.adversary); an audit adds others
 TARGET = 0.55  # the rounds stop once every type's mean held-out learner accuracy is at most this: the issue's bound
 # for a set; a round at 0.53 re-chose against the learner's margins past chance (val2017: naive Bayes 0.41 on hard_count)
 MAX_ROUNDS = 6
@@ -75,16 +75,6 @@ class Choice:
 def _set_of(type_: str) -> str:
     """The set a type is balanced in: the hard flips (``HARD``) together, every other type on its own."""
     return "hard" if type_ in HARD else type_
-
-
-@dataclass(frozen=True)
-class Rules:
-    """What a choice holds beyond the words: the adversarial rounds' ``learners`` (:mod:`lgip_dataset.adversary`), the
-    types whose typicality reading is held even and where (None: :data:`~balance_program.TYPICALITY_OFFSET`), and
-    the candidates a type needs before its trigram offset is measured (:func:`~balance_program.trigram_offset`)."""
-    learners: tuple[str, ...] = LEARNERS
-    typicality_offsets: dict[str, float] | None = None
-    min_calibration: int = balance_program.MIN_CALIBRATION
 
 
 def choose(sites: list[Site], seed: int = 0, rules: Rules = Rules()) -> Choice:
@@ -111,12 +101,11 @@ class _Blocks:
     """The programs of a set's blocks of images, and the candidates of all of them in one order."""
 
     def __init__(self, sites: list[Site], seed: int, rules: Rules):
-        self.learners = rules.learners
+        self.learners, self.draws = rules.learners, rules.draws
         captions = len({site.caption_id for site in sites})
         count = max(1, -(-captions // BLOCK_CAPTIONS))
         block = random_folds([site.image_id for site in sites], count, (STREAM, seed, _BLOCKS))
-        self.programs = [Program([s for s, b in zip(sites, block) if b == k], seed, rules.typicality_offsets,
-                                 rules.min_calibration) for k in range(count)]
+        self.programs = [Program([s for s, b in zip(sites, block) if b == k], seed, rules) for k in range(count)]
         self.programs = [p for p in self.programs if len(p.sites)]
         self.sites = [site for p in self.programs for site in p.sites]
         self.site = np.concatenate([p.site + sum(len(q.sites) for q in self.programs[:k])
@@ -158,7 +147,7 @@ class _Blocks:
             self._features = {learner: pair_features(self.captions, [v.text for v in self.variants], learner)
                               for learner in self.learners}
         columns = [fold_margins(self._features[learner], self.partition(round_, draw), self.type_index, train=chosen)
-                   for draw in range(DRAWS) for learner in self.learners]
+                   for draw in range(self.draws) for learner in self.learners]
         return np.column_stack(columns)
 
     def partition(self, round_: int, draw: int) -> np.ndarray:

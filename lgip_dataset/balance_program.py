@@ -48,8 +48,29 @@ IMAGE_COVER_WORTH = 12.0  # what an image with any hard flip is worth, beyond it
 TIER_COST = 0.25  # per tier further from the original's kind
 LEARNER_COST = 0.4  # per unit of positive cross-fitted learner margin
 MIP_GAP = 1e-6  # relative gap every integer solve is taken to
+MIP_NODES = 500  # branch-and-bound nodes an integer solve may take before its best solution is kept: a bound that,
+# unlike a time limit, gives every machine the same choice (the hard set of the Karpathy-only build, hard families
+# 2.12.0: one solve past ten minutes without it, 109 s and a gap of 1.2e-5 with it); the gap each solve reached is
+# recorded
 MIN_CALIBRATION = 1000  # candidates of a type with both halves' trigram readings before their offset is measured (the
 # correlation of 1,000 readings has a standard error of about 0.03; the embedded sample has a few hundred)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a choice holds, where it differs from the hard set's: the adversarial rounds' ``learners``
+    (:mod:`lgip_dataset.adversary`), the types whose typicality reading is held even and where (None:
+    :data:`TYPICALITY_OFFSET`), the candidates a type needs before its trigram offset is measured
+    (:func:`trigram_offset`), the types whose cells' targets are drawn jointly (:meth:`Program.retarget`), whether word
+    bigrams are cells (``BIGRAM_MIN_USES``), the cost per unit of a candidate's positive learner margin when the
+    rounds choose again, and the random image partitions of the learners per round."""
+    learners: tuple[str, ...] = ("word",)
+    typicality_offsets: dict[str, float] | None = None
+    min_calibration: int = MIN_CALIBRATION
+    joint_targets: tuple[str, ...] = JOINT_TARGET_TYPES
+    bigrams: bool = True
+    learner_cost: float = LEARNER_COST
+    draws: int = 3
 
 
 @dataclass(frozen=True)
@@ -104,10 +125,9 @@ def tie_break(seed: int, *parts) -> float:
 class Program:
     """The candidates of every site of one block as one flat table, and the integer program of their choice."""
 
-    def __init__(self, sites: list[Site], seed: int, typicality_offsets: dict[str, float] | None = None,
-                 min_calibration: int = MIN_CALIBRATION):
-        self.sites, self.seed = sites, seed
-        self.typicality_offsets = TYPICALITY_OFFSET if typicality_offsets is None else typicality_offsets
+    def __init__(self, sites: list[Site], seed: int, rules: Rules = Rules()):
+        self.sites, self.seed, self.rules = sites, seed, rules
+        self.typicality_offsets = TYPICALITY_OFFSET if rules.typicality_offsets is None else rules.typicality_offsets
         rows = [(s, v) for s, site in enumerate(sites) for v in site.candidates]
         self.site = np.array([s for s, _ in rows], dtype=np.int64)
         self.variants = [v for _, v in rows]
@@ -124,7 +144,7 @@ class Program:
                           dtype=np.float64).reshape(len(rows), 2)
         self.type_names, self.type_index = np.unique(np.array(self.types, dtype=str), return_inverse=True)
         self.trigram_offsets = {str(t): trigram_offset(self.trigram_delta[self.type_index == k],
-                                                       halves[self.type_index == k], min_calibration)
+                                                       halves[self.type_index == k], rules.min_calibration)
                                 for k, t in enumerate(self.type_names)}
         self.noise = np.array([tie_break(seed, sites[s].caption_id, v.text) for s, v in rows])
         self.diffs = [word_diff(c, v.text) for c, v in zip(self.captions, self.variants)]
@@ -159,7 +179,7 @@ class Program:
         # a bigram few candidates use stays as the generator makes it: held near a target, such rare cells lean
         # against their own test folds for any learner that weighs rare n-grams (naive Bayes)
         return {cell: row for cell, row in cells.items()
-                if " " not in cell[1] or sum(map(abs, row.values())) >= BIGRAM_MIN_USES}
+                if " " not in cell[1] or self.rules.bigrams and sum(map(abs, row.values())) >= BIGRAM_MIN_USES}
 
     def _build_constraints(self) -> list[LinearConstraint]:
         n, candidates, count = len(self), np.arange(len(self)), len(self.cells)
@@ -214,7 +234,7 @@ class Program:
         The target is the net count that a fair coin per image would give. Per cell: z * s, with z standard
         normal from a SHA-256 of the seed and the cell, and s the square root of the sum over images of the
         squared uses of the cell by the flips in ``chosen`` (captions of one image share their words, so they
-        lean together), times ``TARGET_SPREAD``. For the types of ``JOINT_TARGET_TYPES``, whose flips move
+        lean together), times ``TARGET_SPREAD``. For the types of the rules' ``joint_targets``, whose flips move
         several words together, jointly: the net count of ``chosen`` with the flips of each image reversed
         where a seeded fair coin of that image says so, the same coins for every cell, so that cells that move
         together get targets that can be met together (independent targets for "dog" and "dogs", "is" and
@@ -231,7 +251,7 @@ class Program:
         z = ndtri(np.array([tie_break(self.seed, "target", *cell) * (1 - 2e-9) + 1e-9 for cell in self.cells]))
         coins = np.array([1.0 if tie_break(self.seed, "coin", image) < 0.5 else -1.0 for image in self.image_keys])
         joint = (self.balance[:, :n] @ by_image) @ coins  # each cell's signed net per image, under the coins
-        is_joint = np.array([type_ in JOINT_TARGET_TYPES for type_, _ in self.cells], dtype=bool)
+        is_joint = np.array([type_ in self.rules.joint_targets for type_, _ in self.cells], dtype=bool)
         self.target = np.round(np.where(is_joint, joint, TARGET_SPREAD * z * spread))
         self.soft = True
         self._constraints[1] = LinearConstraint(self._constraints[1].A, -np.inf, self.target + self.tolerance)
@@ -252,7 +272,8 @@ class Program:
         kept, and the integer program is solved over the fractional ones; if that has no solution, over every
         candidate the relaxation uses, and over all of them if that has none either."""
         n, cells = len(self), len(self.cells)
-        flips = FLIP_WORTH - TIER_COST * self.tier - LEARNER_COST * np.maximum(margins, 0.0) + 1e-3 * self.noise
+        learners = self.rules.learner_cost * np.maximum(margins, 0.0)
+        flips = FLIP_WORTH - TIER_COST * self.tier - learners + 1e-3 * self.noise
         worth = np.r_[flips, self.group_worth, np.full(self.image_count, IMAGE_COVER_WORTH),
                       np.full(cells, -DEVIATION_COST)]
         upper = np.r_[np.where(allowed, 1.0, 0.0), np.ones(self.group_count + self.image_count),
@@ -273,7 +294,7 @@ class Program:
 
     def _milp(self, worth: np.ndarray, lower: np.ndarray, upper: np.ndarray, integrality) -> np.ndarray | None:
         result = milp(-worth, constraints=self._constraints, integrality=np.asarray(integrality, dtype=np.int64),
-                      bounds=Bounds(lower, upper), options={"mip_rel_gap": MIP_GAP})
+                      bounds=Bounds(lower, upper), options={"mip_rel_gap": MIP_GAP, "node_limit": MIP_NODES})
         if result.x is not None and np.any(integrality):
             self.gaps.append(float(getattr(result, "mip_gap", 0.0) or 0.0))
         return result.x
@@ -288,6 +309,6 @@ def describe() -> dict:
             "typicality_bands": list(TYPICALITY_BANDS), "typicality_offset": TYPICALITY_OFFSET,
             "flip_worth": FLIP_WORTH, "type_cover_worth": TYPE_COVER_WORTH,
             "hard_type_cover_worth": HARD_TYPE_COVER_WORTH, "image_cover_worth": IMAGE_COVER_WORTH,
-            "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP,
+            "tier_cost": TIER_COST, "learner_cost": LEARNER_COST, "mip_rel_gap": MIP_GAP, "mip_node_limit": MIP_NODES,
             "trigram_offset": "per type and block: m (1 - (1 + r) / 2r) over its candidates (trigram_offset), "
                               f"0 below {MIN_CALIBRATION} candidates"}

@@ -249,7 +249,7 @@ def test_the_targets_of_a_type_whose_flips_move_words_together_are_drawn_jointly
     """hard_count's targets are the net counts its exact choice would show with each image's flips reversed by a
     seeded fair coin (recomputed here from the diffs), so "dog" and "dogs", which every flip moves together, get
     opposite targets that can be met together; a type of JOINT_TARGET_TYPES only, others keep independent ones."""
-    assert balance_program.JOINT_TARGET_TYPES == ("hard_count",)
+    assert balance_program.JOINT_TARGET_TYPES == balance.Rules().joint_targets == ("hard_count",)
     targets = {}
     for type_ in ("hard_count", "hard_object"):
         sites = [_site(f"c{i}", i // 2, *(("dog", ["dogs"]) if i % 4 < 2 else ("dogs", ["dog"])), type_=type_)
@@ -272,6 +272,38 @@ def test_the_targets_of_a_type_whose_flips_move_words_together_are_drawn_jointly
     assert count[("hard_count", "dog")] == -count[("hard_count", "dogs")] != 0
     assert count[("hard_count", "a dog")] == -count[("hard_count", "a dogs")] == count[("hard_count", "dog")]
     assert objects[("hard_object", "dog")] != -objects[("hard_object", "dogs")]
+
+
+def _dog_sites(type_: str) -> list[balance.Site]:
+    """120 sites of 60 images, "dog" -> "dogs" and back, each caption with a bigram of its own word."""
+    return [_site(f"c{i}", i // 2, *(("dog", ["dogs"]) if i % 4 < 2 else ("dogs", ["dog"])), type_=type_)
+            for i in range(120)]
+
+
+def test_rules_draw_any_types_targets_jointly_and_leave_bigrams_out():
+    """The validated choice's rules (balance.Rules): its types' targets drawn jointly like hard_count's, and no
+    bigram cell at all ("a dog" stays as the generator makes it), where the default rules keep both."""
+    rules = balance.Rules(joint_targets=("hard_object",), bigrams=False)
+    program = balance_program.Program(_dog_sites("hard_object"), seed=3, rules=rules)
+    assert program.cells and not [gram for _, gram in program.cells if " " in gram]
+    program.retarget(program.solve(np.zeros(len(program)), np.ones(len(program), dtype=bool)))
+    targets = dict(zip(program.cells, program.target))
+    assert targets[("hard_object", "dog")] == -targets[("hard_object", "dogs")] != 0
+    assert [gram for _, gram in balance_program.Program(_dog_sites("hard_object"), seed=3).cells if " " in gram]
+
+
+def test_without_a_learner_cost_the_margins_do_not_steer_the_choice():
+    """With ``learner_cost=0`` (the validated choice) a round only drops candidates: margins that would make the
+    default rules prefer other candidates leave the choice as it is."""
+    sites = [_site(f"c{i}", i, a, [b for b in VOCABULARY if b != a]) for i, a in enumerate(VOCABULARY * 6)]
+    margins = np.linspace(-2.0, 2.0, sum(len(site.candidates) for site in sites))
+    chosen = {}
+    for cost in (0.0, balance_program.LEARNER_COST):
+        program = balance_program.Program(sites, seed=1, rules=balance.Rules(learner_cost=cost))
+        allowed = np.ones(len(program), dtype=bool)
+        chosen[cost] = (program.solve(np.zeros(len(program)), allowed), program.solve(margins, allowed))
+    assert (chosen[0.0][0] == chosen[0.0][1]).all()
+    assert (chosen[balance_program.LEARNER_COST][0] != chosen[balance_program.LEARNER_COST][1]).any()
 
 
 def test_a_large_set_is_chosen_in_blocks_of_images(monkeypatch):
@@ -326,3 +358,13 @@ def test_the_integer_program_is_the_same_under_any_string_hashing():
     digests = {subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": str(seed)},
                               capture_output=True, text=True, check=True).stdout for seed in range(4)}
     assert len(digests) == 1, digests
+
+
+def test_a_round_scores_every_candidate_on_the_rules_partitions_and_learners():
+    """One column of margins per (partition, learner) of a round: the hard set's 3 partitions of a word learner,
+    the validated choice's 16 of a word and a context learner."""
+    sites = [_site(f"c{i}", i, a, [b for b in VOCABULARY if b != a]) for i, a in enumerate(VOCABULARY * 6)]
+    for rules, columns in ((balance.Rules(), 3), (balance.Rules(learners=("word", "context"), draws=16), 32)):
+        problem = balance._Blocks(sites, 0, rules)
+        chosen = problem.solve(np.zeros(len(problem)), np.ones(len(problem), dtype=bool))
+        assert problem.margins(chosen, 0).shape == (len(problem), columns)

@@ -1,6 +1,7 @@
-"""The rules hard families 2.5.0, 2.6.0 and 2.10.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and 2.9.0): each named failure
-is no longer a candidate, while a caption without the word that makes it fail still takes the same flip (so no test passes
-because the flip was never made)."""
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0 and 2.12.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and 2.9.0;
+every development round): each named failure is no longer a candidate, while a caption without the word that makes it
+fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
+everywhere."""
 from __future__ import annotations
 
 import pytest
@@ -174,10 +175,28 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("family,caption,flip,control,control_flip", CASES, ids=[c[2][:40] for c in CASES])
+# twins whose swap is gone with its class or place in 2.12.0 (objects.json swap_classes, places.json: a train for a bus,
+# water, a mouse, a refrigerator, foods across fruit, sweets and savoury dishes): neither the failure nor the twin is made
+LEFT_OUT = {"A green and yellow bus is driving past a house.", "A black dog with yellow eyes sitting in the water.",
+            "Four mice arranged on a desk.", "Several rows of cakes on a table.", "Two donuts on a plate with parsley.",
+            "a conveyor belt with a lot of bananas on it", "A cat sitting next to a refrigerator.",
+            "A long blue and white bus with passengers", "a woman on some water is holding a green umbrella",
+            "A man helps a boarder that fell in the grass."}
+SOUND = [case for case in CASES if case[4] not in LEFT_OUT]
+GONE = [case for case in CASES if case[4] in LEFT_OUT]
+
+
+@pytest.mark.parametrize("family,caption,flip,control,control_flip", SOUND, ids=[c[2][:40] for c in SOUND])
 def test_a_judged_failure_is_no_candidate_but_its_sound_twin_is(family, caption, flip, control, control_flip):
     assert flip not in _candidates(family, caption)
     assert control_flip in _candidates(family, control)
+
+
+@pytest.mark.parametrize("family,caption,flip,control,control_flip", GONE, ids=[c[2][:40] for c in GONE])
+def test_a_judged_failure_whose_swap_is_left_out_is_made_nowhere(family, caption, flip, control, control_flip):
+    assert len(GONE) == len(LEFT_OUT)
+    assert flip not in _candidates(family, caption)
+    assert control_flip not in _candidates(family, control)
 
 
 def test_a_human_caption_with_a_before_a_vowel_u_gets_no_hard_flip():

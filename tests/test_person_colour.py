@@ -126,6 +126,20 @@ def test_binding_never_moves_a_colour_onto_a_person():
         assert not perturber.perturb(caption).flips, caption
 
 
+SCRAMBLED = ("A pile of green bananas on top of a woman's shoulder.",  # a possessive person word
+             "Woman in black body suit surfing on a small wave.",  # a colour by a body word moved before "woman"
+             "Person standing near the water with a red disc in hand.",
+             "A brown teddy bear sits by a child's toy.",
+             "Woman and blue-and-white uniform swinging at a baseball.")  # a colour inside a hyphenated word
+
+
+@pytest.mark.parametrize("caption", SCRAMBLED)
+def test_no_scramble_puts_a_colour_before_a_person(caption):
+    flips = Perturber(families="scramble_all,scramble_content,scramble_function").perturb(caption).flips
+    assert flips
+    assert not [f.text for f in flips if colours_given_to_persons(caption, f.text)]
+
+
 def _images_with_person_colours(captions_file, limit: int) -> tuple[int, ...]:
     """The first ``limit`` images of ``captions_file`` with a caption in which the independent check reads a
     person's colour."""

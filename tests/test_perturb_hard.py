@@ -161,8 +161,9 @@ def test_a_noun_flips_only_within_its_swap_class():
     """A dog may become a cat but never a horse or an elephant (other classes of the animal
     supercategory), knives forks but never plates, and a noun in none of its supercategory's classes
     ("boat", "clock") no noun at all; a supercategory not split is one class;
-    vegetables stay vegetables ("A sandwich with meat" never becomes "A carrot with meat"); a baby swaps with adults
-    only ("A small boy in batting stance" never becomes "A small baby ...", whose "boy" it would not contradict)."""
+    vegetables stay vegetables ("A sandwich with meat" never becomes "A carrot with meat") and fruit fruit (no
+    "sprinkled pizzas" for donuts); a baby, a sink, a refrigerator, a chair, a mouse or a keyboard takes no hard object
+    flip (2.12.0: judged absurd or no contradiction in the development rounds)."""
     ctx = CaptionContext("A dog running.", LEX)
     attach(ctx, _scorer({w: 0.5 for w in ("cat", "horse", "elephant")}, {w: 1.0 for w in ("cat", "horse", "elephant")}))
     candidates = [Variant(f"A {w} running.", "flip", "object", "dog", w, (2, 5)) for w in ("cat", "horse", "elephant")]
@@ -170,8 +171,11 @@ def test_a_noun_flips_only_within_its_swap_class():
     classes = LEX.swap_classes
     assert classes["knife"] & classes["fork"] and not classes["knife"] & classes["plate"]
     assert classes["boat"] == classes["clock"] == frozenset() and classes["boy"] == classes["child"] == {"people but babies"}
-    assert classes["baby"] == {"babies and adults"} and classes["man"] == {"people but babies", "babies and adults"}
-    assert classes["pizza"] == classes["banana"] and not classes["carrot"] & classes["sandwich"]
+    assert classes["man"] == {"people but babies"}
+    assert not classes["baby"] | classes["sink"] | classes["refrigerator"] | classes["chair"] | classes["mouse"]
+    assert classes["couch"] & classes["bed"] and classes["bus"] & classes["car"] and not classes["bus"] & classes["train"]
+    assert classes["pizza"] == classes["sandwich"] and not classes["pizza"] & classes["donut"]
+    assert classes["apple"] == classes["banana"] and not classes["carrot"] & classes["sandwich"]
     assert not classes["skateboard"] & classes["baseball glove"] and classes["skateboard"] & classes["surfboard"]
 
 
@@ -445,9 +449,9 @@ def test_counts_said_without_a_number_word_are_typicality_targets(caption, class
 PLACE_SITES = [
     ("A man cooking in a kitchen.", {"kitchen": {"bathroom", "bedroom", "living room", "office", "dining room"}}),
     ("A very large kitchen with a stove.", {"kitchen": {"bathroom", "bedroom", "living room", "office", "dining room"}}),
-    ("Two dogs playing in the snow.", {"snow": {"grass", "sand", "dirt", "water"}}),
-    ("A person snowboarding in some snow.", {"snow": {"grass", "sand", "dirt", "water"}}),
-    ("Cows standing in grass near a lake.", {"grass": {"sand", "snow", "water"}, "lake": {"ocean", "river"}}),
+    ("Two dogs playing in the snow.", {"snow": {"grass", "sand", "dirt"}}),
+    ("A person snowboarding in some snow.", {"snow": {"grass", "sand", "dirt"}}),
+    ("Cows standing in grass near a lake.", {"grass": {"sand", "snow"}, "lake": {"ocean", "river"}}),
     ("A surfer riding a wave in the ocean.", {"ocean": {"lake", "river", "pond"}}),
     ("A horse standing in a lush green field.", {"field": {"beach", "street", "forest", "parking lot", "desert",
                                                            "mountain"}}),
@@ -633,7 +637,7 @@ KIN = [
     ("A man sits on a bench with a dog laying at his feet.", "man", "woman", None),  # "his": the man's or the dog's
     ("A man sits on a bench with a dog laying at his feet.", "man", "girl", None),
     ("A man sits on a bench with a dog laying at his feet.", "man", "boy", 0),  # the same gender: "his" still fits
-    ("A keyboard on a desk.", "keyboard", "table", None),  # a thing of another supercategory
+    ("A laptop on a desk.", "laptop", "table", None),  # a thing of another supercategory
     ("A dog running in a field.", "dog", "man", None),
     ("A man cooking in a kitchen.", "kitchen", "bathroom", 0),  # a place of its class
 ]
@@ -848,14 +852,15 @@ OBJECT_RULES_24 = [
     # rail cars of a train
     ("Train with cars in rail yard waiting to load.", "Train with buses in rail yard waiting to load.", None),
     ("A bus parked near cars on a city street.", None, "A bus parked near trucks on a city street."),
-    # a boat or a paddle keeps the water; no field in the water
+    # water is no place (2.12.0): nothing flips into it or out of it
     ("The group paddles the boat down on the water.", "The group paddles the boat down on the sand.", None),
     ("There are several boats in the water that you can see from the beach.",
      "There are several boats in the sand that you can see from the beach.", None),
     ("Horses are standing in an open field in the grass.", "Horses are standing in an open field in the water.",
      "Horses are standing in an open field in the snow."),
-    ("A horse standing in the grass near a fence.", None, "A horse standing in the water near a fence."),
-    ("A dog standing in the water near a beach.", None, "A dog standing in the sand near a beach."),
+    ("A horse standing in the grass near a fence.", "A horse standing in the water near a fence.",
+     "A horse standing in the sand near a fence."),
+    ("A dog standing in the water near a beach.", "A dog standing in the sand near a beach.", None),
 ]
 
 

@@ -30,11 +30,18 @@ CLASSES: dict[str, Selector] = {
 }
 
 
-def _coloured_persons(ctx: CaptionContext, words: list[str]) -> set[str]:
-    """The colour words of ``words`` that stand at most ``PERSON_REACH`` words before a person word."""
+def _possessor(word: str) -> str:
+    """``word`` without a possessive ending ("woman's", "kids'": "woman", "kids")."""
+    return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word
+
+
+def _coloured_persons(ctx: CaptionContext, words: list[str]) -> set[tuple[str, str]]:
+    """Each colour word of ``words`` (or a hyphenated word with one: "blue-and-white") with each person word (a
+    possessive read as its possessor) at most ``PERSON_REACH`` words after it: a pair the caption lacks puts a
+    colour on a person ("in black body suit" -> "black woman")."""
     low = [w.lower() for w in words]
-    return {w for i, w in enumerate(low) if w in ctx.lex.color_group
-            and any(is_person(ctx, v) for v in low[i + 1:i + 1 + PERSON_REACH])}
+    return {(w, _possessor(v)) for i, w in enumerate(low) if any(part in ctx.lex.color_group for part in w.split("-"))
+            for v in low[i + 1:i + 1 + PERSON_REACH] if is_person(ctx, _possessor(v))}
 
 
 def _scrambles(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[Variant]:
@@ -72,4 +79,4 @@ def _generator(family: str):
 
 
 for _family in CLASSES:
-    register(_family, "flip", version="1.2.0")(_generator(_family))
+    register(_family, "flip", version="1.3.0")(_generator(_family))
