@@ -121,6 +121,9 @@ def test_a_build_writes_the_chosen_flips_and_evaluate_validated_scores_the_same_
                  "--repeats", "1", "--no-ngram", "--no-progress", "--json", str(out)]) == 0
     audited = json.loads(out.read_text(encoding="utf-8"))["per_type"]
     assert {t: audited[t]["pairs"] for t in audited} == chosen["type"].value_counts().to_dict()
+    drawn = judging.draw(folder, list(recorded), validated_only=True)  # a sealed draw takes the chosen flips only
+    assert {(r["caption"], r["variant"]) for r in drawn} == set(zip(chosen["caption"], chosen["variant"]))
+    assert len(chosen) < len(valid) and len(drawn) < len(judging.draw(folder, list(recorded)))
 
 
 @pytest.mark.parametrize("args, says", [

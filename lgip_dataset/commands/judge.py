@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     draw.add_argument("--disputed", type=Path, metavar="STORE",
                       help="take only the flips whose labels in this store have no strict majority (the third judge's sheet)")
     draw.add_argument("--validated-only", action="store_true",
-                      help="take only flips whose judges' majority label in the folder is valid (a sealed draw from "
-                           "validated flips)")
+                      help="take only the flips of the folder's validated config (a sealed draw from validated flips: "
+                           "judged valid and, for the compositional families, chosen across the build)")
     draw.add_argument("--sheet", type=Path, required=True, help="the judge's sheet (Markdown) to write")
     draw.add_argument("--key", type=Path, required=True, help="the key (JSON) to write; keep it from the judge")
     merge = actions.add_parser("merge", help="add judges' label files of one sheet to a label store",

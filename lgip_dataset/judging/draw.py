@@ -16,7 +16,7 @@ from typing import Sequence
 
 from lgip_dataset import hub_io, schema
 from lgip_dataset.errors import DataError
-from lgip_dataset.judging.labels import VALID, disputed as is_disputed
+from lgip_dataset.judging.labels import disputed as is_disputed
 from lgip_dataset.judging.store import Store
 
 KEY_FIELDS = ("item", "type", "caption", "variant", "original_is")
@@ -33,13 +33,13 @@ def first_is_original(seed: int, caption: str, variant: str) -> bool:
     return digest[0] % 2 == 0
 
 
-def folder_flips(folder: str | Path) -> list[dict]:
-    """The flip rows of a built folder's ``pairs`` config: caption, variant, type and ``judged`` labels (None
-    where none, and in a folder built before labels)."""
+def folder_flips(folder: str | Path, config: str = schema.PAIRS) -> list[dict]:
+    """The flip rows of a built folder's ``config`` (``pairs``, or ``validated``): caption, variant, type and
+    ``judged`` labels (None where none, and in a folder built before labels)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: no such folder; give a folder written by `lgip build`")
-    pairs = hub_io.load_config(folder, schema.PAIRS)
+    pairs = hub_io.load_config(folder, config)
     labelled = "judged" in pairs.column_names
     columns = pairs.select_columns(["caption", "variant", "type", "kind", *(["judged"] if labelled else [])])
     columns = columns.with_format("arrow")[:].to_pydict()
@@ -54,27 +54,29 @@ def draw(folder: str | Path, types: Sequence[str], *, n: int | None = None, per_
     """The flips of ``types`` in ``folder`` to judge, in the seeded order (:func:`rank`): the ``n`` first
     (``per_type``: of each type), or every one when ``n`` is None. ``exclude_judged`` leaves out the flips that
     store holds two or more labels of; ``disputed`` takes only the flips whose labels in that store have no
-    strict majority (the third judge's sheet); ``validated_only`` only those whose ``judged`` majority in the
-    folder is valid (a sealed draw from validated flips). DataError naming what is wrong: a type the folder
-    has no flip of, no labels in the folder for ``validated_only``, or fewer flips left than ``n``."""
+    strict majority (the third judge's sheet); ``validated_only`` only the flips of the folder's ``validated``
+    config (a sealed draw from validated flips: judged valid and, for the compositional families, chosen across
+    the build). DataError naming what is wrong: a type the folder has no flip of, no labels in the folder for
+    ``validated_only``, or fewer flips left than ``n``."""
     if n is not None and n < 1:
         raise DataError(f"--n must be at least 1, got {n}")
     if per_type and n is None:
         raise DataError("--per-type draws --n flips of each type; give --n (or leave --per-type out with --all)")
     flips = folder_flips(folder)
+    if validated_only and not any(flip["judged"] for flip in flips):
+        raise DataError(f"--validated-only: no flip of {folder} carries labels (build it with `lgip build --judged "
+                        "STORE` to take its validated flips)")
+    if validated_only:
+        flips = folder_flips(folder, schema.VALIDATED)
     present = sorted({flip["type"] for flip in flips})
     unknown = [t for t in types if t not in present]
     if not types or unknown:
         raise DataError(f"--types {','.join(types)}: {folder} has no flip of type {', '.join(map(repr, unknown)) or 'none'}; "
                         f"its flip types are {', '.join(present) or 'none'}")
-    if validated_only and not any(flip["judged"] for flip in flips):
-        raise DataError(f"--validated-only: no flip of {folder} carries labels (build it with `lgip build --judged "
-                        "STORE` to take its validated flips)")
     distinct = {(flip["caption"], flip["variant"]): flip for flip in flips if flip["type"] in types}  # once each
     pool = [flip for key, flip in distinct.items()
             if (exclude_judged is None or len(exclude_judged.get(key, {}).get("labels", ())) < 2)
-            and (disputed is None or (key in disputed and is_disputed([e["label"] for e in disputed[key]["labels"]])))
-            and (not validated_only or (flip["judged"] or {}).get("majority") == VALID)]
+            and (disputed is None or (key in disputed and is_disputed([e["label"] for e in disputed[key]["labels"]])))]
     pool.sort(key=lambda flip: rank(seed, flip["caption"], flip["variant"]))
     if n is None:
         if not pool:

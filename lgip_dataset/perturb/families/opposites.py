@@ -43,6 +43,7 @@ IN_OUT = frozenset(("inside", "outside"))  # flipped only before an enclosure
 PRONOUNS = frozenset(("it", "him", "her", "them"))  # an object said before ("with a street sign above it")
 VERTICAL = frozenset(("on top of", "under", "above"))  # never before the ground, a surface or water
 GROUNDS = frozenset(("ground", "surface", "water"))  # the classes of places.json one stands on
+WATER = "water"  # no place of places.json (no hard flip turns it into another place) but one it stands on as well
 
 
 def attested(ctx: CaptionContext, i: int, j: int, opposite: tuple[str, ...]) -> bool:
@@ -58,7 +59,7 @@ def attested(ctx: CaptionContext, i: int, j: int, opposite: tuple[str, ...]) -> 
     if old is None or new is None or obj is None or obj == NONE:
         return False
     places = load_places()
-    ground = places.class_of.get(places.group_of.get((obj,), "")) in GROUNDS
+    ground = obj == WATER or places.class_of.get(places.group_of.get((obj,), "")) in GROUNDS
     return not ((new in IN_OUT and obj not in probes.enclosures) or (new in DEPTH and names_role_fixed(ctx))
                 or (new in VERTICAL and ground))
 
