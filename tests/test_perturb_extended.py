@@ -84,6 +84,8 @@ CASES = [
     ("spatial", "A catcher behind a fence.", set()),  # a role the game places
     ("spatial", "A man standing on top of a hill.", {"A man standing under a hill."}),
     ("spatial", "A man standing on top of a sandy beach.", set()),  # the ground: "on top of" says only "on"
+    ("spatial", "A person riding a board on top of water.", set()),  # water: no place of places.json, still ground
+    ("spatial", "Parasails glide above the blue water of the lake.", set()),
     ("spatial", "A cat to the left of a dog.", {"A cat to the right of a dog."}),
     ("spatial", "A cup in his left hand and a phone in his right hand.", set()),  # both sides named
 ]
