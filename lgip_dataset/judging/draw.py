@@ -62,12 +62,10 @@ def draw(folder: str | Path, types: Sequence[str], *, n: int | None = None, per_
         raise DataError(f"--n must be at least 1, got {n}")
     if per_type and n is None:
         raise DataError("--per-type draws --n flips of each type; give --n (or leave --per-type out with --all)")
-    flips = folder_flips(folder)
-    if validated_only and not any(flip["judged"] for flip in flips):
+    if validated_only and Path(folder).is_dir() and not (Path(folder) / schema.VALIDATED).is_dir():
         raise DataError(f"--validated-only: no flip of {folder} carries labels (build it with `lgip build --judged "
-                        "STORE` to take its validated flips)")
-    if validated_only:
-        flips = folder_flips(folder, schema.VALIDATED)
+                        "STORE` to take its validated flips)")  # a build writes the config only from labels
+    flips = folder_flips(folder, schema.VALIDATED if validated_only else schema.PAIRS)
     present = sorted({flip["type"] for flip in flips})
     unknown = [t for t in types if t not in present]
     if not types or unknown:

@@ -11,6 +11,11 @@ from lgip_dataset.perturb.text import Token, match_case, tokenize
 POSSESSIVE = ("'s", "’s")
 
 
+def possessor(word: str) -> str:
+    """``word`` without a possessive 's ("woman's": "woman")."""
+    return next((word[:-len(p)] for p in POSSESSIVE if word.endswith(p)), word)
+
+
 @dataclass(frozen=True)
 class Unit:
     """Words ``start..end-1`` (token indices) that form one lexicon noun, e.g. "teddy bear", and

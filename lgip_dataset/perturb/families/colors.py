@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lgip_dataset.perturb.agreement import is_noun_like, noun_for_number
-from lgip_dataset.perturb.context import POSSESSIVE, CaptionContext
+from lgip_dataset.perturb.context import CaptionContext, possessor
 from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.registry import register
 from lgip_dataset.perturb.seeding import KeyedRandom, shuffled
@@ -113,7 +113,7 @@ def _phrase_words(ctx: CaptionContext, chain: list[int]) -> list[str]:
             break
         end = j + 1 if unit is None else unit.end
         low = ctx.tokens[end - 1].low
-        stem = next((low[:-len(p)] for p in POSSESSIVE if low.endswith(p)), low)
+        stem = possessor(low)
         noun = unit is not None or is_noun_like(stem) or is_person(ctx, stem)
         if nouns and not noun:
             break

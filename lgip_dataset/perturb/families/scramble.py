@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from lgip_dataset.perturb.context import CaptionContext
+from lgip_dataset.perturb.context import CaptionContext, possessor
 from lgip_dataset.perturb.edits import region_flip
 from lgip_dataset.perturb.families.colors import is_person
 from lgip_dataset.perturb.registry import register
@@ -30,18 +30,13 @@ CLASSES: dict[str, Selector] = {
 }
 
 
-def _possessor(word: str) -> str:
-    """``word`` without a possessive ending ("woman's", "kids'": "woman", "kids")."""
-    return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word
-
-
 def _coloured_persons(ctx: CaptionContext, words: list[str]) -> set[tuple[str, str]]:
     """Each colour word of ``words`` (or a hyphenated word with one: "blue-and-white") with each person word (a
     possessive read as its possessor) at most ``PERSON_REACH`` words after it: a pair the caption lacks puts a
     colour on a person ("in black body suit" -> "black woman")."""
     low = [w.lower() for w in words]
-    return {(w, _possessor(v)) for i, w in enumerate(low) if any(part in ctx.lex.color_group for part in w.split("-"))
-            for v in low[i + 1:i + 1 + PERSON_REACH] if is_person(ctx, _possessor(v))}
+    return {(w, possessor(v)) for i, w in enumerate(low) if any(part in ctx.lex.color_group for part in w.split("-"))
+            for v in low[i + 1:i + 1 + PERSON_REACH] if is_person(ctx, possessor(v))}
 
 
 def _scrambles(ctx: CaptionContext, family: str, rng: KeyedRandom) -> Iterator[Variant]:
