@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0 and 2.12.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and 2.9.0;
-every development round): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0 and 2.13.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0 draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -172,6 +172,60 @@ CASES = [
      "a woman on some grass is holding a green umbrella", "a woman on some water is holding a green umbrella"),
     ("hard_object", "A lifeguard helps a boarder that overturned in the water.", "A lifeguard helps a boarder that overturned in the grass.",
      "A man helps a boarder that fell in the water.", "A man helps a boarder that fell in the grass."),
+    # 2.13.0, from the 2.12.0 draws (development and sealed)
+    ("hard_object", "A woman in high heeled shoes on a yellow skateboard.", "A man in high heeled shoes on a yellow skateboard.",
+     "A woman in white shoes on a yellow skateboard.", "A man in white shoes on a yellow skateboard."),
+    ("hard_object", "A young man in a suit and tie with a beer in his hand.", "A young boy in a suit and tie with a beer in his hand.",
+     "A young man in a suit and tie with a phone.", "A young boy in a suit and tie with a phone."),
+    ("hard_object", "man crosses skis while jumping in the air", "man crosses skateboards while jumping in the air",
+     "man holds skis while jumping in the air", "man holds skateboards while jumping in the air"),
+    ("hard_object", "A woman that is standing in the water next to a surfboard.",
+     "A woman that is standing in the water next to a skateboard.",
+     "A woman that is standing in the yard next to a surfboard.", "A woman that is standing in the yard next to a skateboard."),
+    ("hard_object", "a brown breakfast bar in a large kitchen", "a brown breakfast bar in a large bathroom",
+     "a brown cat in a large kitchen", "a brown cat in a large bathroom"),
+    ("hard_object", "A bathroom with blue walls, a white commode and a contemporary white sink without faucets.",
+     "A kitchen with blue walls, a white commode and a contemporary white sink without faucets.",
+     "A bathroom with blue walls, a white cabinet and a contemporary white sink without faucets.",
+     "A kitchen with blue walls, a white cabinet and a contemporary white sink without faucets."),
+    ("hard_object", "Two birds sit on snow covered branches next to small, green fruits.",
+     "Two birds sit on grass covered branches next to small, green fruits.",
+     "Two birds sit on branches above the snow next to small, green fruits.",
+     "Two birds sit on branches above the grass next to small, green fruits."),
+    ("hard_object", "A photo of a stove with omelet in one pan and ham in another.",
+     "A photo of a microwave with omelet in one pan and ham in another.",
+     "A photo of a stove with a clock above it.", "A photo of a microwave with a clock above it."),
+    ("hard_object", "All of the umbrellas are folded up.", "All of the suitcases are folded up.",
+     "All of the umbrellas are on the ground.", "All of the suitcases are on the ground."),
+    ("hard_object", "A man is plowing the field in preparation.", "A man is plowing the beach in preparation.",
+     "A man is walking in the field in the morning.", "A man is walking in the beach in the morning."),
+    ("hard_color", "A horse with a white spot on it's forehead is visible through the leaves.",
+     "A horse with a red spot on it's forehead is visible through the leaves.",
+     "A horse with a white bridle on it's head is visible through the leaves.",
+     "A horse with a red bridle on it's head is visible through the leaves."),
+    ("hard_color", "Person in a green park fling a kite.", "Person in a pink park fling a kite.",
+     "Person in a green shirt fling a kite.", "Person in a pink shirt fling a kite."),
+    ("hard_color", "A motorcycle parked on a sidewalk portrayed in black and white.",
+     "A motorcycle parked on a sidewalk portrayed in black and yellow.",
+     "A motorcycle parked on a sidewalk painted in black and white.",
+     "A motorcycle parked on a sidewalk painted in black and yellow."),
+    ("hard_color", "A black and white scene with two couples under umbrellas and rain jackets sitting at a stadium.",
+     "A black and pink scene with two couples under umbrellas and rain jackets sitting at a stadium.",
+     "A black and white bus with two couples under umbrellas and rain jackets sitting at a stadium.",
+     "A black and pink bus with two couples under umbrellas and rain jackets sitting at a stadium."),
+    ("hard_color", "a brown and black are sitting on the floor.", "a brown and pink are sitting on the floor.",
+     "a brown and black bag is sitting on the floor.", "a brown and pink bag is sitting on the floor."),
+    ("hard_color", "an orange cut in half sitting beside a knife", "a white cut in half sitting beside a knife",
+     "an orange cup sitting beside a knife", "a white cup sitting beside a knife"),
+    ("hard_color", "four soccer players in white uniforms one in orange", "four soccer players in orange uniforms one in orange",
+     "four soccer players in white uniforms one in blue", "four soccer players in orange uniforms one in blue"),
+    ("hard_color", "A street clock that has been weathered to a mint green color",
+     "A street clock that has been weathered to a mint red color",
+     "A street clock that has been painted a dark green color", "A street clock that has been painted a dark red color"),
+    ("hard_count", "A seagull standing on a wooden beam with something red in it's beak.",
+     "Two seagulls standing on a wooden beam with something red in it's beak.",
+     "A seagull standing on a wooden beam with something red nearby.",
+     "Two seagulls standing on a wooden beam with something red nearby."),
 ]
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.10.0"
+LEXICON_VERSION = "1.11.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 
@@ -71,6 +71,7 @@ class Lexicon:
     overlapping_groups: frozenset[frozenset[str]]  # {"woman", "girl"}: person groups never swapped (hard object)
     gendered_words: dict[str, frozenset[str]]  # "female" -> "lingerie", "skirt": gender said besides the noun
     kept_by: dict[str, frozenset[str]]  # "car" -> "train", "train" -> "tracks": words that keep it (hard object)
+    not_into: dict[str, frozenset[str]]  # "boy" -> "beer", "wedding": words that keep a flip out of it (hard object)
     ambiguous_forms: dict[str, frozenset[str]]  # "bikes" -> "motorcycle": groups a form may name too (hard object)
     mass_forms: frozenset[str]  # "luggage": a mass noun although its group counts (hard count flips)
     # colors
@@ -81,6 +82,7 @@ class Lexicon:
     not_color_before: frozenset[str]
     not_color_after: frozenset[str]  # "off" white: another shade, not a color to flip
     monochrome_nouns: frozenset[str]  # "black and white" before/with these is monochrome, not a color
+    monochrome_verbs: frozenset[str]  # "portrayed" in black and white: monochrome too
     natural_colors: dict[str, frozenset[str]]  # natural kind (singular) -> the color groups it can have
     hard_natural_colors: dict[str, frozenset[str]]  # more kinds, and names ("granny" smith: none), hard colour only
     near_by_noun: dict[str, frozenset[frozenset[str]]]  # noun -> color-group pairs too close for it
@@ -167,6 +169,8 @@ def _objects(data: dict) -> dict:
                 overlapping_groups=frozenset(frozenset(pair) for pair in frames["overlapping_groups"]),
                 gendered_words={k: frozenset(v) for k, v in frames["gendered_words"].items()},
                 kept_by={k: frozenset(v) for k, v in frames["kept_by"].items()},
+                not_into={gid: frozenset(w for g, words in frames["not_into"].items() if g == gid or g in ancestors[gid]
+                                         for w in words) for gid in groups},
                 ambiguous_forms={k: frozenset(v) for k, v in frames["ambiguous_forms"].items()},
                 mass_forms=frozenset(frames["mass_forms"]))
 
@@ -203,6 +207,7 @@ def _colors(data: dict) -> dict:
                 not_color_before=frozenset(data["not_color_before"]),
                 not_color_after=frozenset(data["not_color_after"]),
                 monochrome_nouns=frozenset(data["monochrome_nouns"]),
+                monochrome_verbs=frozenset(data["monochrome_verbs"]),
                 natural_colors={noun: frozenset(color_group[c] for c in colors)
                                 for noun, colors in data["natural_colors"].items()},
                 hard_natural_colors={noun: frozenset(color_group[c] for c in colors)

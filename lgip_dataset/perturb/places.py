@@ -26,6 +26,7 @@ class Places:
     fixed_by: dict[str, frozenset[str]]  # "water" -> "boat", "paddles": caption words that keep the place
     apart: dict[str, frozenset[str]]  # "water" -> "field": no flip into water in a caption naming a field
     kept_out: dict[str, frozenset[str]]  # "water" -> "cat": no flip into water in a caption naming a cat
+    compound_participles: frozenset[str]  # "covered": "snow covered branches" is a modifier, no place
 
 
 @lru_cache(maxsize=1)
@@ -46,7 +47,7 @@ def load_places() -> Places:
         apart[into].add(other)
     return Places(group_of, class_of, {g: frozenset(n) for g, n in near.items()}, max(map(len, group_of)),
                   {g: frozenset(w) for g, w in data["fixed_by"].items()}, {g: frozenset(a) for g, a in apart.items()},
-                  {g: frozenset(w) for g, w in data["kept_out"].items()})
+                  {g: frozenset(w) for g, w in data["kept_out"].items()}, frozenset(data["compound_participles"]))
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,15 @@ def preposition_before(ctx: CaptionContext, i: int) -> str | None:
     return None
 
 
-def _stands_alone(ctx: CaptionContext, end: int) -> bool:
+def _stands_alone(ctx: CaptionContext, end: int, places: Places) -> bool:
     """True when the place is no modifier of the next word ("kitchen counter", "beach umbrella",
-    "water bottle") nor a part named by "of": the next word is none, a function word other than "of", or an -ing/-ed form."""
+    "water bottle", "snow covered branches": a compound participle before a content word) nor a part named
+    by "of": the next word is none, a function word other than "of", or an -ing/-ed form."""
     nxt = ctx.next_word(end - 1)
     if nxt is None or not ctx.is_content(nxt):
         return nxt is None or nxt.low != "of"  # "the grass of a field" names part of a place
+    if nxt.low in places.compound_participles and ctx.is_content(ctx.next_word(end)):
+        return False
     return nxt.low.endswith(("ing", "ed")) and not is_noun_like(nxt.low)
 
 
@@ -123,7 +127,7 @@ def place_sites(ctx: CaptionContext) -> list[PlaceSite]:
     groups = [g for _, _, g in found]
     sites = []
     for first, end, group in found:
-        if groups.count(group) > 1 or not _determined(ctx, first) or not _stands_alone(ctx, end) \
+        if groups.count(group) > 1 or not _determined(ctx, first) or not _stands_alone(ctx, end, places) \
                 or ctx.text[ctx.tokens[end - 1].end:][:1] in ("'", "’"):
             continue
         targets = tuple(g for g, c in places.class_of.items()

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lgip_dataset.perturb.agreement import is_noun_like, noun_for_number
+from lgip_dataset.perturb.agreement import is_noun_like, noun_for_number, word_lemmas
 from lgip_dataset.perturb.context import CaptionContext, possessor
 from lgip_dataset.perturb.edits import flip
 from lgip_dataset.perturb.registry import register
@@ -23,6 +23,8 @@ from lgip_dataset.perturb.variant import Variant
 BE = frozenset(("is", "are", "was", "were"))
 MONOCHROME_PAIR = frozenset(("black", "white"))
 ACHROMATIC = frozenset(("black", "white", "gray"))
+ARTICLES = frozenset(("a", "an", "the"))
+SLICED = frozenset(("sliced", "peeled", "halved", "cut", "whole"))  # "a sliced orange sit": the fruit
 
 
 @dataclass(frozen=True)
@@ -53,15 +55,17 @@ def coordinated(ctx: CaptionContext, i: int) -> list[int]:
 
 def is_monochrome(ctx: CaptionContext, chain: list[int]) -> bool:
     """True when the colors ``chain`` are "black and white" meaning monochrome: before a picture
-    word ("a black and white photo"), or with one earlier in the caption and no noun of their own
-    ("a photo in black and white")."""
+    word ("a black and white photo"), or with one earlier in the caption, or a word of depicting
+    (lexicon ``monochrome_verbs``), and no noun of their own ("a photo in black and white", "portrayed in
+    black and white")."""
     if {ctx.tokens[k].low for k in chain} != MONOCHROME_PAIR:
         return False
     nouns = ctx.lex.monochrome_nouns
     after = ctx.next_word(chain[-1])
     if after is not None and after.low in nouns:
         return True
-    return not ctx.is_content(after) and any(t.low in nouns for t in ctx.tokens[:chain[0]])
+    return not ctx.is_content(after) and any(t.low in nouns or t.low in ctx.lex.monochrome_verbs
+                                             for t in ctx.tokens[:chain[0]])
 
 
 def described_noun(ctx: CaptionContext, chain: list[int]) -> str | None:
@@ -168,13 +172,29 @@ def every_word_site(ctx: CaptionContext, site: ColorSite) -> ColorSite:
     return dataclasses.replace(site, targets=_targets(ctx, site.index, coordinated(ctx, site.index), site.noun, words))
 
 
+def names_a_thing(ctx: CaptionContext, chain: list[int]) -> bool:
+    """True when the colors ``chain`` stand for a thing left unnamed, after an article (and a word of cutting,
+    ``SLICED``): no content word follows ("a brown and black are sitting"), or a verb follows a colour that is a
+    noun of the lexicon or was cut ("an orange cut in half", "a sliced orange sit on the counter")."""
+    before, after = ctx.prev_word(chain[0]), ctx.next_word(chain[-1])
+    sliced = before is not None and before.low in SLICED
+    article = ctx.prev_word(chain[0] - 1) if sliced else before
+    if article is None or article.low not in ARTICLES:
+        return False
+    if not ctx.is_content(after):
+        return True
+    noun = sliced or (len(chain) == 1 and (ctx.tokens[chain[0]].low,) in ctx.lex.noun_forms)
+    lemmas = word_lemmas(after.low)
+    return noun and not is_noun_like(after.low) and "VERB" in lemmas and "ADJ" not in lemmas
+
+
 def _color_uses(ctx: CaptionContext) -> Iterator[tuple[int, list[int]]]:
     """(token, its coordinated colors) of every color word in color use, left to right, not monochrome
-    "black and white"."""
+    "black and white" nor a thing left unnamed (:func:`names_a_thing`)."""
     for i, tok in enumerate(ctx.tokens):
         if tok.low in ctx.lex.color_group and is_color_use(ctx, i):
             chain = coordinated(ctx, i)
-            if not is_monochrome(ctx, chain):
+            if not is_monochrome(ctx, chain) and not names_a_thing(ctx, chain):
                 yield i, chain
 
 

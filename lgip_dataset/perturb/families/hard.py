@@ -76,7 +76,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a count's further, its plural being rare in text ("Some tables", "tvs"; val2017's default build: 94.94% of images
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
-VERSION = "2.12.0"
+VERSION = "2.13.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -127,6 +127,13 @@ def _kept(ctx: CaptionContext, group: str) -> bool:
     return any(t.low in keepers for t in ctx.tokens)
 
 
+def _kept_out(ctx: CaptionContext, new_group: str) -> bool:
+    """True when a word of the caption keeps any noun from becoming ``new_group`` (lexicon ``frames.not_into``, which
+    holds for the narrower groups too: a man "with a beer in his hand", at a "wedding", "in high heels" never becomes
+    a boy, a girl or a child)."""
+    return any(t.low in ctx.lex.not_into[new_group] for t in ctx.tokens)
+
+
 def _ambiguous(ctx: CaptionContext, first: int, new_group: str) -> bool:
     """True when the noun at token ``first`` may also name ``new_group`` (lexicon ``frames.ambiguous_forms``:
     "bikes" may be motorcycles, so "bikes" -> "motorcycles" is no contradiction)."""
@@ -168,7 +175,8 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
     contradiction), another gender where a he/she pronoun may refer to the noun or the caption says the
     old gender otherwise (:func:`_gender_clash`), a person group whose words overlap the old one's
     (:func:`_overlapping`) or that it may name too (:func:`_ambiguous`), any noun a word of the caption keeps
-    (:func:`_kept`: a part of a thing named, a train on the tracks), or a thing listed beside its kin
+    (:func:`_kept`: a part of a thing named, a train on the tracks), a group a word keeps out (:func:`_kept_out`: no
+    child with a beer), or a thing listed beside its kin
     (:func:`_listed_with_kin`: "computers and keyboards")."""
     groups = ctx.lex.groups
     if ctx.units.get(first) is None:  # a place: its site already keeps to its class
@@ -182,7 +190,7 @@ def _object_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> 
         return None
     old_group = ctx.units[first].form.group
     if (_gender_clash(ctx, old_group, new_group) or _overlapping(ctx, old_group, new_group) or _kept(ctx, old_group)
-            or _ambiguous(ctx, first, new_group) or _listed_with_kin(ctx, first)):
+            or _kept_out(ctx, new_group) or _ambiguous(ctx, first, new_group) or _listed_with_kin(ctx, first)):
         return None
     return _swap_kin(ctx, old_group, new_group)
 
@@ -195,13 +203,13 @@ def _swap_kin(ctx: CaptionContext, old: str, new: str) -> int | None:
 
 
 def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
-    """0, except a colour already named beside the site ("yellow and black" -> "yellow and yellow", "black-and white"
-    -> "black-and black"), or written there with a letter missing ("a brow and white horse" -> "a brow and brown
-    horse")."""
+    """0, except a colour the caption already names ("yellow and black" -> "yellow and yellow", "black-and white" ->
+    "black-and black", "players in white uniforms, one in orange" -> "in orange uniforms": the picture may show it),
+    or one written beside the site with a letter missing ("a brow and white horse" -> "a brow and brown horse")."""
     new = variant.replacement.lower()
-    words = {part for t in ctx.tokens[max(first - 3, 0):end + 3] for part in t.low.split("-") if part}
-    near = {ctx.lex.color_group.get(w) for w in words}
-    return None if ctx.lex.color_group[new] in near or any(_one_letter_short(w, new) for w in words) else 0
+    named = {ctx.lex.color_group.get(part) for t in ctx.tokens for part in t.low.split("-") if part}
+    near = {part for t in ctx.tokens[max(first - 3, 0):end + 3] for part in t.low.split("-") if part}
+    return None if ctx.lex.color_group[new] in named or any(_one_letter_short(w, new) for w in near) else 0
 
 
 def _one_letter_short(word: str, colour: str) -> bool:
