@@ -226,6 +226,62 @@ CASES = [
      "Two seagulls standing on a wooden beam with something red in it's beak.",
      "A seagull standing on a wooden beam with something red nearby.",
      "Two seagulls standing on a wooden beam with something red nearby."),
+    # 2.13.0, from its development draw (val2017, 300 flips)
+    ("hard_object", "Horse with blinders on walking through wooded area", "Cow with blinders on walking through wooded area",
+     "Horse with a rider on walking through wooded area", "Cow with a rider on walking through wooded area"),
+    ("hard_object", "a traffic light above a city street", "a fire hydrant above a city street",
+     "a traffic light on a city street", "a fire hydrant on a city street"),
+    ("hard_object", "Several rows of Crush soda in bottles in a refrigerator", "Several rows of Crush soda in cups in a refrigerator",
+     "Several rows of Crush juice in bottles on a table", "Several rows of Crush juice in cups on a table"),
+    ("hard_object", "Vegetables spill out of a sandwich sitting in a box.", "Vegetables spill out of a pizza sitting in a box.",
+     "Vegetables next to a sandwich sitting in a box.", "Vegetables next to a pizza sitting in a box."),
+    ("hard_object", "A polar bear standing on a large rock with its mouth wide open.",
+     "A giraffe standing on a large rock with its mouth wide open.",
+     "A polar bear standing in a large pen with its mouth wide open.", "A giraffe standing in a large pen with its mouth wide open."),
+    ("hard_object", "A bowl full of broth and pieces of broccoli with a spoon and fork.",
+     "A plate full of broth and pieces of broccoli with a spoon and fork.",
+     "A bowl full of rice and pieces of broccoli with a spoon and fork.",
+     "A plate full of rice and pieces of broccoli with a spoon and fork."),
+    ("hard_object", "A dish with meat and vegetables set on a bed of rice.", "A dish with meat and vegetables set on a couch of rice.",
+     "A cat with a toy set on a bed in the room.", "A cat with a toy set on a couch in the room."),
+    ("hard_object", "A lush green forest filled with lots of trees.", "A lush green field filled with lots of trees.",
+     "A lush green forest filled with lots of deer.", "A lush green field filled with lots of deer."),
+    ("hard_color", "A black cat with white stomach takes a pose.", "A black cat with yellow stomach takes a pose.",
+     "A black cat with white collar takes a pose.", "A black cat with yellow collar takes a pose."),
+    ("hard_color", "Three zebras eat hay in black and white.", "Three zebras eat hay in black and green.",
+     "Three zebras eat hay by a black and white fence.", "Three zebras eat hay by a black and green fence."),
+    ("hard_color", "A black and white perspective on of a street sign and a traffic light.",
+     "A red and white perspective on of a street sign and a traffic light.",
+     "A black and white view on of a red street sign and a traffic light.",
+     "A black and white view on of a blue street sign and a traffic light."),
+    ("hard_count", "Three people, two wearing blue shirts, are on the tennis court.",
+     "Two people, two wearing blue shirts, are on the tennis court.",
+     "Three people, wearing blue shirts, are on the tennis court.",
+     "Two people, wearing blue shirts, are on the tennis court."),
+    # 2.13.0, from its second development draw (val2017, 300 flips)
+    ("hard_object", "A couple of pieces of very nice looking luggage.", "A couple of pieces of very nice looking umbrellas.",
+     "A couple of very nice looking bags.", "A couple of very nice looking umbrellas."),
+    ("hard_object", "A double parking meter stands on the street.", "A double sign stands on the street.",
+     "A tall parking meter stands on the street.", "A tall sign stands on the street."),
+    ("hard_object", "A Chinese sign with an image of a parent and child and a bicycle.",
+     "A Chinese sign with an image of a parent and woman and a bicycle.",
+     "A Chinese sign with an image of a dog and child and a bicycle.", "A Chinese sign with an image of a dog and woman and a bicycle."),
+    ("hard_object", "A corner of a living room with a TV in it.", "A corner of a bathroom with a TV in it.",
+     "A corner of a living room with a plant in it.", "A corner of a bathroom with a plant in it."),
+    ("hard_object", "A man on ice skates sliding across a ramp in the snow.", "A man on ice skates sliding across a ramp in the dirt.",
+     "A man on a bike sliding across a ramp in the snow.", "A man on a bike sliding across a ramp in the dirt."),
+    ("hard_object", "Three wild turkeys on top of the dried pasture.", "Three wild turkeys on top of the dried beach.",
+     "Three wild turkeys on top of the big pasture.", "Three wild turkeys on top of the big beach."),
+    ("hard_color", "A man takes a black and white selfie with a phone.", "A man takes a pink and white selfie with a phone.",
+     "A man takes a black and white bag with a phone.", "A man takes a pink and white bag with a phone."),
+    ("hard_color", "A lush green banana tree with a big bunch of bananas.", "A lush yellow banana tree with a big bunch of bananas.",
+     "A dark green banana tree with a big bunch of bananas.", "A dark yellow banana tree with a big bunch of bananas."),
+    ("hard_color", "a brown white and black bear and some trees", "a red white and black bear and some trees",
+     "a brown white and black bus and some trees", "a red white and black bus and some trees"),
+    ("hard_count", "Two brown bears interacting in a rocky area.", "A brown bear interacting in a rocky area.",
+     "Two brown bears walking in a rocky area.", "A brown bear walking in a rocky area."),
+    ("hard_count", "a person sitting on a surf board on a beach", "a group of people sitting on a surf board on a beach",
+     "a person sitting on a towel on a beach", "a group of people sitting on a towel on a beach"),
 ]
 
 
@@ -254,8 +310,12 @@ def test_a_judged_failure_whose_swap_is_left_out_is_made_nowhere(family, caption
 
 
 def test_a_human_caption_with_a_before_a_vowel_u_gets_no_hard_flip():
-    """"A person with a umbrella" is broken English already; "a unicorn" and "a used car" are not."""
+    """"A person with a umbrella" and "A women tennis player" are broken English already; "a unicorn", "a used car"
+    and "a sports car" are not."""
     for caption, broken in (("A person with a umbrella and a glass at a table.", True),
                             ("A person with an umbrella and a glass at a table.", False),
-                            ("A child riding a unicorn toy near a used car.", False)):
+                            ("A child riding a unicorn toy near a used car.", False),
+                            ("A women tennis player throwing the ball up for a serve.", True),
+                            ("A woman tennis player throwing the ball up for a serve.", False),
+                            ("A sports car parked beside two women.", False)):
         assert hard_sites.broken_caption(CaptionContext(caption, LEX)) is broken

@@ -188,15 +188,22 @@ def _plural_noun(ctx: CaptionContext, i: int) -> int | None:
 
 def singular_before_plural(ctx: CaptionContext) -> bool:
     """"a"/"an"/"one"/"every"/"this", adjectives and a plural noun that ends its phrase ("a khaki pants", "A women
-    is"); not a quantity ("a few people", "a great many", "a pair of pants") or a plural modifying a noun ("a
-    sports car")."""
+    is") or names persons ("A women tennis player"); not a quantity ("a few people", "a great many", "a pair of
+    pants") or another plural modifying a noun ("a sports car")."""
     for i, tok in enumerate(ctx.tokens):
         if tok.low not in _SINGULAR_DETERMINERS:
             continue
-        end = _plural_noun(ctx, _after_adjectives(ctx, i + 1))
-        if end is not None and not _noun_follows(ctx, end - 1, False):
+        start = _after_adjectives(ctx, i + 1)
+        end = _plural_noun(ctx, start)
+        if end is not None and (not _noun_follows(ctx, end - 1, False) or _persons(ctx, start)):
             return True
     return False
+
+
+def _persons(ctx: CaptionContext, i: int) -> bool:
+    """True when the noun at token ``i`` is a lexicon form of a person group ("women", "men")."""
+    unit = ctx.units.get(i)
+    return unit is not None and unit.form is not None and ctx.lex.groups[unit.form.group].supercategory == "person"
 
 
 @lru_cache(maxsize=4096)

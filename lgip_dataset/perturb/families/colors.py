@@ -55,17 +55,23 @@ def coordinated(ctx: CaptionContext, i: int) -> list[int]:
 
 def is_monochrome(ctx: CaptionContext, chain: list[int]) -> bool:
     """True when the colors ``chain`` are "black and white" meaning monochrome: before a picture
-    word ("a black and white photo"), or with one earlier in the caption, or a word of depicting
-    (lexicon ``monochrome_verbs``), and no noun of their own ("a photo in black and white", "portrayed in
-    black and white")."""
+    word ("a black and white photo"); or with no noun of their own, with one earlier in the caption or a word of
+    depicting (lexicon ``monochrome_verbs``: "a photo in black and white", "portrayed in black and white"), or
+    after "in" that follows no person, nor a word of colouring ("zebras eat hay in black and white"; not "a
+    woman in black and white", "dressed in black and white")."""
     if {ctx.tokens[k].low for k in chain} != MONOCHROME_PAIR:
         return False
     nouns = ctx.lex.monochrome_nouns
     after = ctx.next_word(chain[-1])
     if after is not None and after.low in nouns:
         return True
-    return not ctx.is_content(after) and any(t.low in nouns or t.low in ctx.lex.monochrome_verbs
-                                             for t in ctx.tokens[:chain[0]])
+    if ctx.is_content(after):
+        return False
+    if any(t.low in nouns or t.low in ctx.lex.monochrome_verbs for t in ctx.tokens[:chain[0]]):
+        return True
+    into, owner = ctx.prev_word(chain[0]), ctx.prev_word(chain[0] - 1)
+    return (into is not None and into.low == "in" and owner is not None and owner.low not in ctx.lex.color_contexts
+            and not is_person(ctx, owner.low))
 
 
 def described_noun(ctx: CaptionContext, chain: list[int]) -> str | None:
@@ -233,7 +239,7 @@ def _site(ctx: CaptionContext, site: ColorSite, rng: KeyedRandom) -> Iterator[Va
         yield color_flip(ctx, site, color)
 
 
-@register("color", "flip", version="1.2.0")
+@register("color", "flip", version="1.3.0")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per color word in color use."""
     return [_site(ctx, site, rng) for site in color_sites(ctx)]

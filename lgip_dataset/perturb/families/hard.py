@@ -220,9 +220,12 @@ def _one_letter_short(word: str, colour: str) -> bool:
 
 def _count_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> int | None:
     """0 for a number word; 1 for an article or a bare plural ("Two dogs" -> "A dog", "A dog" -> "Dogs"),
-    which any countable noun takes."""
+    which any countable noun takes; None for a number word the caption names elsewhere ("Three people, two wearing
+    blue shirts" -> "Two people, two wearing ...")."""
     low = variant.replacement.lower()
-    return 0 if low in ctx.lex.numbers or tuple(low.split()) in ctx.lex.quantity_phrases else 1
+    if low in ctx.lex.numbers:
+        return None if any(t.low == low for t in ctx.tokens[:first] + ctx.tokens[end:]) else 0
+    return 0 if tuple(low.split()) in ctx.lex.quantity_phrases else 1
 
 
 def _tokens_of(ctx: CaptionContext, span: tuple[int, int]) -> tuple[int, int]:
