@@ -259,8 +259,6 @@ CASES = [
      "Three people, wearing blue shirts, are on the tennis court.",
      "Two people, wearing blue shirts, are on the tennis court."),
     # 2.13.0, from its second development draw (val2017, 300 flips)
-    ("hard_object", "A couple of pieces of very nice looking luggage.", "A couple of pieces of very nice looking umbrellas.",
-     "A couple of very nice looking bags.", "A couple of very nice looking umbrellas."),
     ("hard_object", "A double parking meter stands on the street.", "A double sign stands on the street.",
      "A tall parking meter stands on the street.", "A tall sign stands on the street."),
     ("hard_object", "A Chinese sign with an image of a parent and child and a bicycle.",

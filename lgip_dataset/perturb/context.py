@@ -9,7 +9,6 @@ from lgip_dataset.perturb.text import Token, match_case, tokenize
 
 
 POSSESSIVE = ("'s", "’s")
-INTENSIFIERS = frozenset(("very", "quite", "rather", "really"))  # "a very large kitchen", "very nice looking"
 
 
 def possessor(word: str) -> str:

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from lgip_dataset.perturb.agreement import is_noun_like
-from lgip_dataset.perturb.context import INTENSIFIERS, CaptionContext
+from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.lexicon import _read
 from lgip_dataset.perturb.senses import PREPOSITIONS
 
 PLACE_DETERMINERS = frozenset(("a", "an", "the", "some"))
 NOT_BEFORE_PLACE = frozenset(("of", "like", "for"))  # "a glass of water", "looks like snow": no place
+INTENSIFIERS = frozenset(("very", "quite", "rather", "really"))  # "a very large kitchen"
 MAX_PLACE_ADJECTIVES = 2  # "a large grassy field": this many adjectives between the article and the place
 
 

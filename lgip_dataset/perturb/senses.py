@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from lgip_dataset.perturb.agreement import word_lemmas, can_be_noun, is_noun_like, present_verb_number
-from lgip_dataset.perturb.context import INTENSIFIERS, POSSESSIVE, CaptionContext, Unit
+from lgip_dataset.perturb.context import POSSESSIVE, CaptionContext, Unit
 from lgip_dataset.perturb.text import Token
 
 SINGULAR_CUES_BEFORE = frozenset({"one", "this", "that", "each", "every", "another"})
@@ -15,7 +15,7 @@ PREPOSITIONS = frozenset(("on", "in", "at", "near", "under", "underneath", "bene
                           "inside", "outside", "without", "past", "like"))
 NP_DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
                             "our", "your", "some", "many", "several", "two", "three", "four", "five"))
-COLOR_LINK = re.compile(r"\s*(?:,\s*(?:and|or|&)?|and|or|&)\s*|\s+")  # "red and white", "red, white", "red & white", "red white"
+COLOR_LINK = re.compile(r"\s*(?:,\s*(?:and|or|&)?|and|or|&)\s*")  # "red and white", "red, white", "red & white"
 
 
 def is_object_noun(ctx: CaptionContext, unit: Unit) -> bool:
@@ -94,10 +94,9 @@ MAX_MODIFIERS = 3  # words between a noun and its article or "of" that the rules
 def in_partitive_frame(ctx: CaptionContext, i: int) -> bool:
     """True when token ``i`` follows "<partitive head> of" (optionally with a determiner and up to
     MAX_MODIFIERS content words between): "pieces of luggage", "a slice of the pizza", "a pair of
-    scissors", "a pair of gold scissors", "pieces of very nice looking luggage"."""
+    scissors", "a pair of gold scissors"."""
     j = i - 1
-    while (j >= i - MAX_MODIFIERS and j >= 1 and ctx.joined(j, j + 1)
-           and (ctx.is_content(ctx.tokens[j]) or ctx.tokens[j].low in INTENSIFIERS)):
+    while j >= i - MAX_MODIFIERS and j >= 1 and ctx.joined(j, j + 1) and ctx.is_content(ctx.tokens[j]):
         j -= 1
     if j >= 1 and ctx.joined(j, j + 1) and ctx.tokens[j].low in ("the", "a", "an", "his", "her", "their", "some"):
         j -= 1

@@ -9,6 +9,7 @@ the same sites.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ BE = frozenset(("is", "are", "was", "were"))
 MONOCHROME_PAIR = frozenset(("black", "white"))
 ACHROMATIC = frozenset(("black", "white", "gray"))
 ARTICLES = frozenset(("a", "an", "the"))
+SIDE_BY_SIDE = re.compile(f"{COLOR_LINK.pattern}|\\s+")  # a colour link, or colours side by side
 SLICED = frozenset(("sliced", "peeled", "halved", "cut", "whole"))  # "a sliced orange sit": the fruit
 
 
@@ -37,14 +39,15 @@ class ColorSite:
 
 
 def coordinated(ctx: CaptionContext, i: int) -> list[int]:
-    """Tokens of the colors coordinated with token ``i`` ("red", "white" and "blue"), itself included."""
+    """Tokens of the colors coordinated with token ``i`` ("red", "white" and "blue"; side by side too: "a brown white
+    and black bear"), itself included."""
     chain = [i]
     for step in (-1, 1):
         j = i
         while True:
             k = next((k for k in (j + step, j + 2 * step) if 0 <= k < len(ctx.tokens)
                       and ctx.tokens[k].low in ctx.lex.color_group
-                      and COLOR_LINK.fullmatch(ctx.text[ctx.tokens[min(j, k)].end:ctx.tokens[max(j, k)].start].lower())),
+                      and SIDE_BY_SIDE.fullmatch(ctx.text[ctx.tokens[min(j, k)].end:ctx.tokens[max(j, k)].start].lower())),
                      None)
             if k is None:
                 break
