@@ -192,9 +192,10 @@ def names_a_thing(ctx: CaptionContext, chain: list[int]) -> bool:
         return False
     if not ctx.is_content(after):
         return True
-    noun = sliced or (len(chain) == 1 and (ctx.tokens[chain[0]].low,) in ctx.lex.noun_forms)
+    if not (sliced or (len(chain) == 1 and (ctx.tokens[chain[0]].low,) in ctx.lex.noun_forms)):
+        return False
     lemmas = word_lemmas(after.low)
-    return noun and not is_noun_like(after.low) and "VERB" in lemmas and "ADJ" not in lemmas
+    return not is_noun_like(after.low) and "VERB" in lemmas and "ADJ" not in lemmas
 
 
 def _color_uses(ctx: CaptionContext) -> Iterator[tuple[int, list[int]]]:

@@ -207,9 +207,12 @@ def _color_kin(ctx: CaptionContext, variant: Variant, first: int, end: int) -> i
     "black-and black", "players in white uniforms, one in orange" -> "in orange uniforms": the picture may show it),
     or one written beside the site with a letter missing ("a brow and white horse" -> "a brow and brown horse")."""
     new = variant.replacement.lower()
-    named = {ctx.lex.color_group.get(part) for t in ctx.tokens for part in t.low.split("-") if part}
+    if "colours_named" not in ctx.memo:  # the same for every candidate of the caption
+        ctx.memo["colours_named"] = {ctx.lex.color_group.get(part) for t in ctx.tokens for part in t.low.split("-")}
+    if ctx.lex.color_group[new] in ctx.memo["colours_named"]:
+        return None
     near = {part for t in ctx.tokens[max(first - 3, 0):end + 3] for part in t.low.split("-") if part}
-    return None if ctx.lex.color_group[new] in named or any(_one_letter_short(w, new) for w in near) else 0
+    return None if any(_one_letter_short(w, new) for w in near) else 0
 
 
 def _one_letter_short(word: str, colour: str) -> bool:
