@@ -280,6 +280,10 @@ CASES = [
      "Two brown bears walking in a rocky area.", "A brown bear walking in a rocky area."),
     ("hard_count", "a person sitting on a surf board on a beach", "a group of people sitting on a surf board on a beach",
      "a person sitting on a towel on a beach", "a group of people sitting on a towel on a beach"),
+    # 2.13.1, found by the fuzz run and in the 2.13.0 Karpathy-only build: a bare plural's modifiers joined to it
+    ("hard_count", "Crisp, delicious apples hang on the dying branches of the tree.",
+     "A crisp, delicious apple hangs on the dying branches of the tree.",
+     "Ripe apples hang on the dying branches of the tree.", "A ripe apple hangs on the dying branches of the tree."),
 ]
 
 

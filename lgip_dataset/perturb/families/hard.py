@@ -76,7 +76,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a count's further, its plural being rare in text ("Some tables", "tvs"; val2017's default build: 94.94% of images
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
-VERSION = "2.13.0"
+VERSION = "2.13.1"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:

@@ -399,9 +399,9 @@ def bare_plural_sites(ctx: CaptionContext) -> list[tuple[CountSite, tuple[int, N
                       if i == 0 or ctx.sentence_start(i) or ctx.tokens[i - 1].low in lex.subject_after), None)
         if start is None or not is_subject(ctx, start):
             continue
-        if any(not ctx.is_content(t) or t.low in lex.numbers or k in ctx.units for k, t in
-               enumerate(ctx.tokens[start:unit.start], start)):
-            continue
+        if any(not ctx.is_content(t) or t.low in lex.numbers or k in ctx.units or not ctx.joined(k, k + 1)
+               for k, t in enumerate(ctx.tokens[start:unit.start], start)):
+            continue  # a modifier is a content word joined to the next: "Lemons, apples, and a cup" is a list
         if start > 0 and not ctx.sentence_start(start) and any(t.low.endswith("ing") for t in ctx.tokens[start:unit.start]):
             continue  # "while carrying bananas": after a clause opener, a word in -ing is the verb, not a modifier
         sites.append((CountSite(start, start, 2, ()), (unit.end - 1, unit.form)))
