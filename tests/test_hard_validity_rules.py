@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0 and 2.13.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0 draws): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0 and 2.14.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0 and 2.13.0 draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -284,6 +284,38 @@ CASES = [
     ("hard_count", "Crisp, delicious apples hang on the dying branches of the tree.",
      "A crisp, delicious apple hangs on the dying branches of the tree.",
      "Ripe apples hang on the dying branches of the tree.", "A ripe apple hangs on the dying branches of the tree."),
+    # 2.14.0, from the 2.13.0 sealed draw's failures (development data since) and two earlier rounds'
+    ("hard_color", "A black and white panda bear sitting on the ground next to a white thing.",
+     "A green and white panda bear sitting on the ground next to a white thing.",
+     "A black and white dog sitting on the ground next to a white thing.", "A black and brown dog sitting on the ground next to a white thing."),
+    ("hard_color", "some purple bananas sitting between apples and some squash", "some green bananas sitting between apples and some squash",
+     "some yellow bananas sitting between apples and some squash", "some green bananas sitting between apples and some squash"),
+    ("hard_count", "A close up view of two heads of two giraffes.", "A close up view of two heads of one giraffe.",
+     "A close up view of the legs of two giraffes.", "A close up view of the legs of one giraffe."),
+    ("hard_count", "A person is pressing a button on a convection oven.", "Three people are pressing a button on a convection oven.",
+     "A person is looking at a button on a convection oven.", "Three people are looking at a button on a convection oven."),
+    ("hard_count", "An old fashioned bedroom with a quilted bed spread", "An old fashioned bedroom with several quilted beds spread",
+     "An old fashioned bedroom with a quilted bed", "An old fashioned bedroom with several quilted beds"),
+    ("hard_count", "Cars stuck in traffic in a busy foreign city.", "A car stuck in traffic in a busy foreign city.",
+     "Cars parked in a busy foreign city.", "A car parked in a busy foreign city."),
+    ("hard_object", "A large brown dog sitting in the side car of a motorcycle.", "A large brown dog sitting in the side car of a bus.",
+     "A large brown dog sitting in the back of a motorcycle.", "A large brown dog sitting in the back of a bus."),
+    ("hard_object", "A man leading an elephant down a street carrying another man", "A man leading an elephant down a park carrying another man",
+     "A man leading an elephant in a street carrying another man", "A man leading an elephant in a park carrying another man"),
+    ("hard_object", "A truck that has several cars on it.", "A bus that has several cars on it.",
+     "A truck that has several people in it.", "A bus that has several people in it."),
+    ("hard_object", "The parked motorcycle is silver with black handle bars.", "The parked truck is silver with black handle bars.",
+     "The parked motorcycle is silver with black stripes.", "The parked truck is silver with black stripes."),
+    ("hard_object", "Two women wearing wigs holding a cake with their picture on it", "Two women wearing wigs holding a donut with their picture on it",
+     "Two women wearing wigs holding a cake with sprinkles on it", "Two women wearing wigs holding a donut with sprinkles on it"),
+    ("hard_object", "a couple of people are holding up a cake", "a couple of people are holding up a donut",
+     "a couple of people are eating a cake", "a couple of people are eating a donut"),
+    ("hard_object", "An orange longhorn bull stands among the herd.", "An orange longhorn sheep stands among the herd.",
+     "An orange bull stands among the herd.", "An orange sheep stands among the herd."),
+    ("hard_object", "A yellow bus parks near the median of a street.", "A yellow bus parks near the median of a park.",
+     "A yellow bus parks near the edge of a street.", "A yellow bus parks near the edge of a park."),
+    ("hard_object", "A bedroom with a large bed and a lamp.", "A kitchen with a large bed and a lamp.",
+     "A bedroom with a large window and a lamp.", "A kitchen with a large window and a lamp."),
 ]
 
 

@@ -27,6 +27,7 @@ class Places:
     apart: dict[str, frozenset[str]]  # "water" -> "field": no flip into water in a caption naming a field
     kept_out: dict[str, frozenset[str]]  # "water" -> "cat": no flip into water in a caption naming a cat
     compound_participles: frozenset[str]  # "covered": "snow covered branches" is a modifier, no place
+    not_after: dict[str, frozenset[str]]  # "park" -> "down": no "down a park"
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +48,8 @@ def load_places() -> Places:
         apart[into].add(other)
     return Places(group_of, class_of, {g: frozenset(n) for g, n in near.items()}, max(map(len, group_of)),
                   {g: frozenset(w) for g, w in data["fixed_by"].items()}, {g: frozenset(a) for g, a in apart.items()},
-                  {g: frozenset(w) for g, w in data["kept_out"].items()}, frozenset(data["compound_participles"]))
+                  {g: frozenset(w) for g, w in data["kept_out"].items()}, frozenset(data["compound_participles"]),
+                  {g: frozenset(w) for g, w in data["not_after"].items()})
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ MIN_SCENE = 1  # least captions that show a replacement with each other noun of 
 MIN_RATIO = 0.1  # a replacement's share of a context word, against the original's share
 SMOOTHING = 0.5  # added to every caption-word count of a target (typicality)
 COUNTS_FILE = "plausibility_counts.json.gz"
-COUNTS_VERSION = "1.8.0"
+COUNTS_VERSION = "1.9.0"
 _MEMO_KEY = "plausibility"
 
 

@@ -76,7 +76,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a count's further, its plural being rare in text ("Some tables", "tvs"; val2017's default build: 94.94% of images
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
-VERSION = "2.13.1"
+VERSION = "2.14.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -121,10 +121,12 @@ def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
 
 
 def _kept(ctx: CaptionContext, group: str) -> bool:
-    """True when a word of the caption keeps the noun what it is (lexicon ``frames.kept_by``: "Train with cars" are
-    rail cars, no "Train with buses"; a train on the tracks, no bus; horses in a race, no sheep)."""
+    """True when a word or two words of the caption keep the noun what it is (lexicon ``frames.kept_by``: "Train
+    with cars" are rail cars, no "Train with buses"; a train on the tracks, no bus; horses in a race, no sheep; the
+    "side car" of a motorcycle, no bus's)."""
     keepers = ctx.lex.kept_by.get(group, frozenset())
-    return any(t.low in keepers for t in ctx.tokens)
+    pairs = (f"{a.low} {b.low}" for a, b in zip(ctx.tokens, ctx.tokens[1:]))
+    return any(t.low in keepers for t in ctx.tokens) or any(p in keepers for p in pairs)
 
 
 def _kept_out(ctx: CaptionContext, new_group: str) -> bool:
@@ -363,14 +365,26 @@ def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     """The colour family's sites, each with every colour word of the lexicon the family's rules allow
     there (:func:`colors.every_word_site`: "grey", "silver" and "tan" are replacements too, so that a
     colour word is inserted as often as it is removed) that its noun can have (lexicon
-    ``hard_natural_colors``: no gray tulip; none in a name, "green granny smith apples", "silver ware")."""
+    ``hard_natural_colors``: no gray tulip; none in a name, "green granny smith apples", "silver ware"); none of a
+    food's colour it cannot have (:func:`_slip`)."""
     natural = ctx.lex.hard_natural_colors
     sites = []
     for wide in map(functools.partial(colors.every_word_site, ctx), colors.color_sites(ctx)):
         noun = _natural_kind(ctx, wide)
-        sites.append(iter([colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets
-                           if noun not in natural or ctx.lex.color_group[c] in natural[noun]]))
+        slip = _slip(ctx, wide)
+        sites.append(iter([colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets if not slip
+                           and (noun not in natural or ctx.lex.color_group[c] in natural[noun])]))
     return sites
+
+
+def _slip(ctx: CaptionContext, site: colors.ColorSite) -> bool:
+    """True when ``site`` gives a food a colour its ``natural_colors`` leave out ("some purple bananas"): the
+    caption's slip, of which no flip is a fair contradiction. Animals keep their sites: their colour words are
+    loose ("a yellow dog", "a tan horse")."""
+    form = ctx.lex.noun_forms.get(tuple(site.noun.split())) if site.noun else None
+    bound = ctx.lex.natural_colors.get(site.noun)
+    return bool(form and bound and ctx.lex.groups[form.group].supercategory == "food"
+                and ctx.lex.color_group[ctx.tokens[site.index].low] not in bound)
 
 
 def _natural_kind(ctx: CaptionContext, site: colors.ColorSite) -> str | None:

@@ -135,7 +135,7 @@ def _site(ctx: CaptionContext, site: ObjectSite, rng: KeyedRandom) -> Iterator[V
             yield object_flip(ctx, site, group)
 
 
-@register("object", "flip", version="1.3.0")
+@register("object", "flip", version="1.3.1")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per object noun used as a noun; replacements keep its grammatical number."""
     return [_site(ctx, site, rng) for site in object_sites(ctx)]
