@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0 and 2.14.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0 and 2.13.0 draws): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0 and 2.15.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0 and 2.13.0 draws, the 2.14.0 development draw): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -316,6 +316,43 @@ CASES = [
      "A yellow bus parks near the edge of a street.", "A yellow bus parks near the edge of a park."),
     ("hard_object", "A bedroom with a large bed and a lamp.", "A kitchen with a large bed and a lamp.",
      "A bedroom with a large window and a lamp.", "A kitchen with a large window and a lamp."),
+    # 2.15.0, from the 2.14.0 development draw (val2017)
+    ("hard_object", "A man pulls an elephant out of a truck.", "A man pulls an elephant out of a car.",
+     "A man pulls a dog out of a truck.", "A man pulls a dog out of a car."),
+    ("hard_object", "A person with a dog in the water.", "A person with a cat in the water.",
+     "A person with a dog in the kitchen.", "A person with a cat in the kitchen."),
+    ("hard_object", "a hot dog sitting on top of a mound of french fries", "a pizza sitting on top of a mound of french fries",
+     "a hot dog sitting on top of a paper plate", "a pizza sitting on top of a paper plate"),
+    ("hard_object", "Group of giraffes grazing from same high tree in field", "Group of zebras grazing from same high tree in field",
+     "Group of giraffes standing in a field", "Group of zebras standing in a field"),
+    ("hard_object", "A black and white photo of a man working a field with a team of horses.",
+     "A black and white photo of a man working a field with a team of sheep.",
+     "A black and white photo of a man standing in a field with some horses.",
+     "A black and white photo of a man standing in a field with some sheep."),
+    ("hard_object", "An adult and a child in a green field flying a kite.", "An adult and a man in a green field flying a kite.",
+     "A dog and a child in a green field flying a kite.", "A dog and a man in a green field flying a kite."),
+    ("hard_object", "A man holding onto a kite with one hand and spool on the other.",
+     "A man holding onto a frisbee with one hand and spool on the other.",
+     "A man holding onto a kite with one hand.", "A man holding onto a frisbee with one hand."),
+    ("hard_object", "A person cutting a multi layer cake with a knife.", "A person cutting a multi layer cake with a fork.",
+     "A person eating a multi layer cake with a knife.", "A person eating a multi layer cake with a fork."),
+    ("hard_object", "A man holding on to a pole on a bus.", "A man holding on to a pole on a motorcycle.",
+     "A man sitting on a bus.", "A man sitting on a motorcycle."),
+    ("hard_object", "We are looking at multiple views of a windows phone.", "We are looking at multiple views of a windows camera.",
+     "We are looking at multiple views of a phone.", "We are looking at multiple views of a camera."),
+    ("hard_object", "A person riding a horse in the dirt near a wall.", "A person riding a horse in the sand near a wall.",
+     "A person riding a horse in the snow near a wall.", "A person riding a horse in the sand near a wall."),
+    ("hard_count", "The two cats are laying beside of the computer on the keyboard.",
+     "The one cat is laying beside of the computer on the keyboard.",
+     "Two cats are laying beside of the computer on the keyboard.", "One cat is laying beside of the computer on the keyboard."),
+    ("hard_count", "A bed in a ten with a colorful ceiling.", "A bed in a two with a colorful ceiling.",
+     "A bed in a tent with two colorful pillows.", "A bed in a tent with three colorful pillows."),
+    ("hard_count", "there is a man sitting around many birds", "there is a man sitting around a bird",
+     "there is a man sitting near many birds", "there is a man sitting near a bird"),
+    ("hard_count", "a grassy field with a solitary horse in the distance.", "a grassy field with some solitary horses in the distance.",
+     "a grassy field with a brown horse in the distance.", "a grassy field with some brown horses in the distance."),
+    ("hard_color", "four brown and white giraffes eating greens together", "four brown and yellow giraffes eating greens together",
+     "four brown and white horses eating greens together", "four brown and gray horses eating greens together"),
 ]
 
 

@@ -76,7 +76,8 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # a count's further, its plural being rare in text ("Some tables", "tvs"; val2017's default build: 94.94% of images
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
-VERSION = "2.14.0"
+DEFINITE = frozenset(("the", "these", "those", "this", "that"))  # "The two cats" never becomes "The one cat"
+VERSION = "2.15.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -402,13 +403,20 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     """The count family's sites and candidates (where every verb agrees: "Two boys playing tennis run"
     never becomes "One boy ... run"), each count of two or more also to "a"/"an", then the plural
     quantifiers' ("Several dogs" -> "A dog"), the article count sites' and the bare plural subjects'
-    (:mod:`hard_sites`); none in a caption that says its count twice."""
+    (:mod:`hard_sites`); none in a caption that says its count twice, none after "a" or "an" but before a content word ("a bed
+    in a ten with" is a slip; "a three story building" is a count), and no "one" after a word of ``DEFINITE`` ("The two cats" is no "The one cat")."""
     if hard_sites.count_said_twice(ctx):
         return []
     sites = []
     for site, candidates in zip(counts.count_sites(ctx), counts.generate(ctx, rng)):
+        before = ctx.prev_word(site.first)
+        if before is not None and before.low in ("a", "an") and not ctx.is_content(ctx.next_word(site.end - 1)):
+            # "a bed in a ten with": a slip, no count ("a three story building" is one)
+            sites.append(iter(()))
+            continue
         article = hard_sites.singular_article_flip(ctx, site, "hard_count")
-        agreeing = [v for v in candidates if hard_sites.number_agrees(ctx, site, v)]  # now, while ``site`` is this one
+        agreeing = [v for v in candidates if hard_sites.number_agrees(ctx, site, v)  # now, while ``site`` is this one
+                    and not (before is not None and before.low in DEFINITE and v.replacement.lower() == "one")]
         sites.append(itertools.chain(agreeing, () if article is None else (article,)))
     quantifiers = [iter(filter(None, (hard_sites.singular_article_flip(ctx, site, "hard_count"),)))
                    for site in hard_sites.quantifier_sites(ctx)]
