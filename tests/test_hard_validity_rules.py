@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0 and 2.15.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0 and 2.13.0 draws, the 2.14.0 development draw): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0 and 2.16.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0 and 2.13.0 draws, the 2.14.0 and 2.15.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -353,16 +353,62 @@ CASES = [
      "a grassy field with a brown horse in the distance.", "a grassy field with some brown horses in the distance."),
     ("hard_color", "four brown and white giraffes eating greens together", "four brown and yellow giraffes eating greens together",
      "four brown and white horses eating greens together", "four brown and gray horses eating greens together"),
+    # 2.16.0, from the 2.15.0 development draw (val2017)
+    ("hard_object", "The goalkeeper in orange grabs the ball among a group of children playing soccer.",
+     "The goalkeeper in orange grabs the frisbee among a group of children playing soccer.",
+     "The man in orange grabs the ball among a group of children playing.",
+     "The man in orange grabs the frisbee among a group of children playing."),
+    ("hard_object", "A man holding a tennis racket getting ready to hit a tennis ball.",
+     "A man holding a baseball bat getting ready to hit a tennis ball.",
+     "A man holding a tennis racket getting ready to hit the ball.", "A man holding a baseball bat getting ready to hit the ball."),
+    ("hard_object", "A square of cheesecake on a marble cutting board with a two-pronged fork.",
+     "A square of cheesecake on a marble cutting board with a two-pronged knife.",
+     "A square of cheesecake on a marble cutting board with a silver fork.",
+     "A square of cheesecake on a marble cutting board with a silver knife."),
+    ("hard_object", "Two young women are eating hot dogs while walking down the sidewalk.",
+     "Two young women are eating pizzas while walking down the sidewalk.",
+     "Two young women are eating hot dogs while sitting on the sidewalk.",
+     "Two young women are eating pizzas while sitting on the sidewalk."),
+    ("hard_object", "A baby grand piano sits in the corner of the living room.", "A baby grand piano sits in the corner of the bathroom.",
+     "A baby chair sits in the corner of the living room.", "A baby chair sits in the corner of the bathroom."),
+    ("hard_object", "In the desert, two people are sitting next to a small propeller plane next to a tent with other planes in the background.",
+     "In the street, two people are sitting next to a small propeller plane next to a tent with other planes in the background.",
+     "In the desert, two people are sitting next to a small plane with other planes in the background.",
+     "In the street, two people are sitting next to a small plane with other planes in the background."),
+    ("hard_object", "A group of guys in a dugout with their gear", "A group of boys in a dugout with their gear",
+     "A group of men in a dugout with their gear", "A group of boys in a dugout with their gear"),
+    ("hard_object", "A wooden bench surrounded by potted plants in front of a house.",
+     "A wooden bench surrounded by flowers in front of a house.",
+     "A wooden bench surrounded by plants in front of a house.",
+     "A wooden bench surrounded by flowers in front of a house."),
+    ("hard_object", "Three giraffes on a green field with sand, rocks and trees",
+     "Three giraffes on a green field with grass, rocks and trees",
+     "Three giraffes on a hill with sand, rocks and trees", "Three giraffes on a hill with grass, rocks and trees"),
+    ("hard_object", "A school bus sitting in some overgrown grass", "A school bus sitting in some overgrown sand",
+     "A school bus sitting in some grass", "A school bus sitting in some sand"),
+    ("hard_object", "Adult man displaying abilities using flying yellow disc.", "Adult child displaying abilities using flying yellow disc.",
+     "A man displaying abilities using flying yellow disc.", "A child displaying abilities using flying yellow disc."),
+    ("hard_object", "The longhorn sheep are grazing on the mountain.", "The longhorn cows are grazing on the mountain.",
+     "The sheep are grazing on the mountain.", "The cows are grazing on the mountain."),
+    ("hard_object", "A parked van with a compact car behind it.", "A parked van with a compact motorcycle behind it.",
+     "A parked van with a small car behind it.", "A parked van with a small motorcycle behind it."),
+    ("hard_color", "A very tall brown brick building next to a street sign.", "A very tall red brick building next to a street sign.",
+     "A very tall brown wooden building next to a street sign.", "A very tall red wooden building next to a street sign."),
+    ("hard_color", "A dog with orange hair that is sitting down.", "A dog with red hair that is sitting down.",
+     "A dog with orange hair that is sitting down.", "A dog with brown hair that is sitting down."),
+    ("hard_count", "Five people riding some motorbikes on the road", "A person riding some motorbikes on the road",
+     "Five people standing by some motorbikes on the road", "A person standing by some motorbikes on the road"),
 ]
 
 
 # twins whose swap is gone with its class or place in 2.12.0 (objects.json swap_classes, places.json: a train for a bus,
-# water, a mouse, a refrigerator, foods across fruit, sweets and savoury dishes): neither the failure nor the twin is made
+# water, a mouse, a refrigerator, foods across fruit, sweets and savoury dishes) or, in 2.16.0, with the overlap of
+# plants and flowers (objects.json overlapping_groups): neither the failure nor the twin is made
 LEFT_OUT = {"A green and yellow bus is driving past a house.", "A black dog with yellow eyes sitting in the water.",
             "Four mice arranged on a desk.", "Several rows of cakes on a table.", "Two donuts on a plate with parsley.",
             "a conveyor belt with a lot of bananas on it", "A cat sitting next to a refrigerator.",
             "A long blue and white bus with passengers", "a woman on some water is holding a green umbrella",
-            "A man helps a boarder that fell in the grass."}
+            "A man helps a boarder that fell in the grass.", "A wooden bench surrounded by flowers in front of a house."}
 SOUND = [case for case in CASES if case[4] not in LEFT_OUT]
 GONE = [case for case in CASES if case[4] in LEFT_OUT]
 

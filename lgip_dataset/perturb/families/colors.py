@@ -243,7 +243,7 @@ def _site(ctx: CaptionContext, site: ColorSite, rng: KeyedRandom) -> Iterator[Va
         yield color_flip(ctx, site, color)
 
 
-@register("color", "flip", version="1.3.0")
+@register("color", "flip", version="1.3.1")
 def generate(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
     """One site per color word in color use."""
     return [_site(ctx, site, rng) for site in color_sites(ctx)]

@@ -77,7 +77,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
 DEFINITE = frozenset(("the", "these", "those", "this", "that"))  # "The two cats" never becomes "The one cat"
-VERSION = "2.15.0"
+VERSION = "2.16.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -116,7 +116,7 @@ def _gender_clash(ctx: CaptionContext, one: str, other: str) -> bool:
 
 
 def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
-    """True for person groups whose words overlap in use (lexicon ``frames.overlapping_groups``: "girl" is
+    """True for groups whose words overlap in use (lexicon ``frames.overlapping_groups``: "girl" is
     said of young women, so "a woman" -> "a girl" is no contradiction)."""
     return frozenset((one, other)) in ctx.lex.overlapping_groups
 

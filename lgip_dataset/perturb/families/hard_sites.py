@@ -34,6 +34,7 @@ NOT_AFTER_REACH = 3  # "down a street", "the median of a street": a place's ``no
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _RELATIVE_BE = frozenset(("that", "who", "which", "is", "are", "was", "were"))  # "a person that is on a motorcycle"
 _PARTICLES = frozenset(("up", "out", "down", "off"))  # "holding up a hair dryer": held through them
+_QUANTIFIERS = frozenset(("some", "several", "many", "few"))  # "riding some motorbikes": a plural held through them
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my",
                           "your", "our"))
 
@@ -274,6 +275,7 @@ def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
         if number not in ("singular", "plural"):
             continue
         k, words = first - 1, HELD_WORDS
+        passing = _DETERMINERS | _PARTICLES | (_QUANTIFIERS if number == "plural" else frozenset())
         while k >= start and words:
             low = ctx.tokens[k].low
             if low == "of" and k > start and ctx.tokens[k - 1].low in _PARTS:  # "riding on the backs of elephants"
@@ -282,7 +284,7 @@ def _held_numbers(ctx: CaptionContext, start: int) -> set[str]:
             if low in ctx.lex.holding_words or (low in ctx.lex.held_prepositions and _holds_after(ctx, k, start, first)):
                 numbers.add(number)
                 break
-            if low in ctx.lex.function_words and low not in _DETERMINERS and low not in _PARTICLES:
+            if low in ctx.lex.function_words and low not in passing:
                 break
             k, words = k - 1, words - 1
     return numbers
