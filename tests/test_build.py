@@ -17,6 +17,7 @@ from lgip_metric.cli import main
 from lgip_dataset.errors import DataError
 from lgip_dataset.hub_io import BUILD_INFO, load_config
 from lgip_dataset.materialize import BuildConfig, build
+from lgip_dataset.perturb.registry import FAMILIES
 from helpers.reliability import CAPTIONS
 from helpers.coco import write_sample_coco
 from helpers.reliability import jpeg as _jpeg
@@ -108,7 +109,8 @@ def test_build_with_extra_families_and_groups(tmp_path):
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
     assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
-    assert "| negation | extended | flip | 1.2.0 |" in card and "| object | core | flip | 1.3.0 |" in card
+    assert "| negation | extended | flip | 1.2.0 |" in card
+    assert f"| object | core | flip | {FAMILIES['object'].version} |" in card  # the card reads the registry's version
     # hard flips: their figures, keyed by variant_id, in the optional plausibility config
     figures = hub_io.load_config(out, schema.PLAUSIBILITY)
     hard = {r["variant_id"]: r for r in pairs if r["type"].startswith("hard_")}
