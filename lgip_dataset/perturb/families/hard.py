@@ -122,12 +122,13 @@ def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
 
 
 def _kept(ctx: CaptionContext, group: str) -> bool:
-    """True when a word or two words of the caption keep the noun what it is (lexicon ``frames.kept_by``: "Train
+    """True when a word or a phrase of the caption keeps the noun what it is (lexicon ``frames.kept_by``: "Train
     with cars" are rail cars, no "Train with buses"; a train on the tracks, no bus; horses in a race, no sheep; the
     "side car" of a motorcycle, no bus's)."""
     keepers = ctx.lex.kept_by.get(group, frozenset())
-    pairs = (f"{a.low} {b.low}" for a, b in zip(ctx.tokens, ctx.tokens[1:]))
-    return any(t.low in keepers for t in ctx.tokens) or any(p in keepers for p in pairs)
+    if "spaced_words" not in ctx.memo:  # the same for every candidate of the caption
+        ctx.memo["spaced_words"] = f" {' '.join(t.low for t in ctx.tokens)} "
+    return any(f" {keeper} " in ctx.memo["spaced_words"] for keeper in keepers)
 
 
 def _kept_out(ctx: CaptionContext, new_group: str) -> bool:
@@ -403,8 +404,9 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     """The count family's sites and candidates (where every verb agrees: "Two boys playing tennis run"
     never becomes "One boy ... run"), each count of two or more also to "a"/"an", then the plural
     quantifiers' ("Several dogs" -> "A dog"), the article count sites' and the bare plural subjects'
-    (:mod:`hard_sites`); none in a caption that says its count twice, none after "a" or "an" but before a content word ("a bed
-    in a ten with" is a slip; "a three story building" is a count), and no "one" after a word of ``DEFINITE`` ("The two cats" is no "The one cat")."""
+    (:mod:`hard_sites`); none in a caption that says its count twice, none after "a" or "an" but before a
+    content word ("a bed in a ten with" is a slip; "a three story building" is a count), and no "one" after a
+    word of ``DEFINITE`` ("The two cats" is no "The one cat")."""
     if hard_sites.count_said_twice(ctx):
         return []
     sites = []

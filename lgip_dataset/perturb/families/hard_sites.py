@@ -30,7 +30,7 @@ ARTICLE_COUNTS = ("two", "three")  # the numbers "a"/"an" of a subject may becom
 _VERB_PLACE = frozenset(("and", "or", "that", "who", "which", "also", "then"))  # function words a verb may follow
 HELD_WORDS = 4  # "with a big colorful beak": an object noun this many words after its verb at most
 _PARTS = frozenset(("back", "backs", "top", "tops", "side", "sides"))  # "on the backs of elephants": held through them
-NOT_AFTER_REACH = 3  # "down a street", "the median of a street": a place's ``not_after`` words this many words before it
+NOT_AFTER_REACH = 3  # "down a street", "the median of a street": a place's ``not_after`` words this far before it
 MAX_BARE_MODIFIERS = 2  # "brown and white horses": the words a bare plural subject may have before its noun
 _RELATIVE_BE = frozenset(("that", "who", "which", "is", "are", "was", "were"))  # "a person that is on a motorcycle"
 _PARTICLES = frozenset(("up", "out", "down", "off"))  # "holding up a hair dryer": held through them
@@ -50,12 +50,14 @@ def place_flips(ctx: CaptionContext) -> list[Iterator[Variant]]:
     places = load_places()
     named = {places.group_of[(w,)] for w in words if (w,) in places.group_of}
 
-    def allowed(site, target: str) -> bool:
+    def targets(site) -> Iterator[str]:  # the words before the site read once per site
         before = {t.low for t in ctx.tokens[max(site.first - NOT_AFTER_REACH, 0):site.first]}
-        return not (places.apart.get(target, frozenset()) & (named - {site.group})
-                    or places.kept_out.get(target, frozenset()) & words or places.not_after.get(target, frozenset()) & before)
+        return (target for target in site.targets
+                if not (places.apart.get(target, frozenset()) & (named - {site.group})
+                        or places.kept_out.get(target, frozenset()) & words
+                        or places.not_after.get(target, frozenset()) & before))
     return [iter([flip(ctx, "hard_object", site.first, ctx.span(site.first, site.end), target)
-                  for target in site.targets if allowed(site, target)])
+                  for target in targets(site)])
             for site in place_sites(ctx) if not places.fixed_by.get(site.group, frozenset()) & words]
 
 
