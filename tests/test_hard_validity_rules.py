@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0 and 2.16.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0 and 2.13.0 draws, the 2.14.0 and 2.15.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0 and 2.17.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0, 2.13.0 and 2.16.0 draws, the 2.14.0 and 2.15.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -311,7 +311,7 @@ CASES = [
     ("hard_object", "a couple of people are holding up a cake", "a couple of people are holding up a donut",
      "a couple of people are eating a cake", "a couple of people are eating a donut"),
     ("hard_object", "An orange longhorn bull stands among the herd.", "An orange longhorn sheep stands among the herd.",
-     "An orange bull stands among the herd.", "An orange sheep stands among the herd."),
+     "A brown bull stands among the herd.", "A brown sheep stands among the herd."),
     ("hard_object", "A yellow bus parks near the median of a street.", "A yellow bus parks near the median of a park.",
      "A yellow bus parks near the edge of a street.", "A yellow bus parks near the edge of a park."),
     ("hard_object", "A bedroom with a large bed and a lamp.", "A kitchen with a large bed and a lamp.",
@@ -398,6 +398,31 @@ CASES = [
      "A dog with orange hair that is sitting down.", "A dog with brown hair that is sitting down."),
     ("hard_count", "Five people riding some motorbikes on the road", "A person riding some motorbikes on the road",
      "Five people standing by some motorbikes on the road", "A person standing by some motorbikes on the road"),
+    # 2.17.0, from the 2.16.0 sealed draw's failures (development data since)
+    ("hard_count", "A hot dog sits on a bun in a carton.", "Two hot dogs sit on a bun in a carton.",
+     "A hot dog sits in a carton.", "Two hot dogs sit in a carton."),
+    ("hard_count", "A man is standing next to two people riding motorcycles.", "A man is standing next to one person riding motorcycles.",
+     "A man is standing next to two people near motorcycles.", "A man is standing next to one person near motorcycles."),
+    ("hard_object", "A U.S army man on top of a military truck", "A U.S army man on top of a military car",
+     "A man on top of a big truck", "A man on top of a big car"),
+    ("hard_object", "A boy and a girl sitting in highchairs at a table.", "A boy and a man sitting in highchairs at a table.",
+     "A boy and a girl sitting in chairs at a table.", "A boy and a man sitting in chairs at a table."),
+    ("hard_object", "A child feeding a giraffe from the palm of his hand.", "A woman feeding a giraffe from the palm of his hand.",
+     "A child feeding a giraffe from the palm of a hand.", "A woman feeding a giraffe from the palm of a hand."),
+    ("hard_object", "A couple of people operating a parking meter.", "A couple of people operating a traffic light.",
+     "A couple of people standing by a parking meter.", "A couple of people standing by a traffic light."),
+    ("hard_object", "A pool with lots of coverings and umbrellas sitting along side of it.",
+     "A pool with lots of coverings and suitcases sitting along side of it.",
+     "A room with lots of coverings and umbrellas sitting along side of it.",
+     "A room with lots of coverings and suitcases sitting along side of it."),
+    ("hard_object", "A woman washing a pot in a small kitchen.", "A woman washing a pot in a small bathroom.",
+     "A woman washing her hands in a small kitchen.", "A woman washing her hands in a small bathroom."),
+    ("hard_object", "Small, old elephant being petted by a zookeeper.", "Small, old bear being petted by a zookeeper.",
+     "Small, old elephant being watched by a zookeeper.", "Small, old bear being watched by a zookeeper."),
+    ("hard_object", "a bus that has some bikes on the outside of it", "a motorcycle that has some bikes on the outside of it",
+     "a bus that has some people on the outside of it", "a motorcycle that has some people on the outside of it"),
+    ("hard_object", "A gray elephant walks in a field.", "A gray bear walks in a field.",
+     "An elephant walks in a field.", "A bear walks in a field."),
 ]
 
 

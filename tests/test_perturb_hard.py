@@ -639,7 +639,7 @@ KIN = [
     ("A man sits on a bench with a dog laying at his feet.", "man", "boy", 0),  # the same gender: "his" still fits
     ("A laptop on a desk.", "laptop", "table", None),  # a thing of another supercategory
     ("A dog running in a field.", "dog", "man", None),
-    ("A man cooking in a kitchen.", "kitchen", "bathroom", 0),  # a place of its class
+    ("A man standing in a kitchen.", "kitchen", "bathroom", 0),  # a place of its class (cooking fixes it, 2.17.0)
 ]
 
 

@@ -77,7 +77,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
 DEFINITE = frozenset(("the", "these", "those", "this", "that"))  # "The two cats" never becomes "The one cat"
-VERSION = "2.16.0"
+VERSION = "2.17.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -109,8 +109,13 @@ def _counterparts(ctx: CaptionContext, one: str, other: str) -> bool:
 def _gender_clash(ctx: CaptionContext, one: str, other: str) -> bool:
     """True when the groups have other genders and the caption has a he/she pronoun, which may refer to either
     ("A man sits with a dog at his feet": "his" is the man's, not the dog's), or says the old one's gender besides
-    its noun (lexicon ``frames.gendered_words``: "A woman in lingerie", "in a skirt", "two other mens wine glasses")."""
+    its noun (lexicon ``frames.gendered_words``: "A woman in lingerie", "in a skirt", "two other mens wine glasses");
+    a group of no gender becomes none of a gender other than a he/she pronoun's where no other noun of the caption
+    has a gender ("A child ... his hand"; "A lady and her child" may have a man)."""
     a, b = ctx.lex.groups[one].gender, ctx.lex.groups[other].gender
+    if b and not a:  # "A child feeding a giraffe from the palm of his hand" is no "A woman ... his hand"
+        others = any(u.form is not None and ctx.lex.groups[u.form.group].gender for u in ctx.units.values())
+        return not others and any(ctx.lex.pronoun_gender.get(t.low, b) != b for t in ctx.tokens)
     said = ctx.lex.gendered_words.get(a or "", frozenset())
     return bool(a and b and a != b and any(t.low in ctx.lex.pronoun_gender or t.low in said for t in ctx.tokens))
 
@@ -350,17 +355,25 @@ def hard_flip_provenance() -> dict:
 
 
 def object_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
-    """The object family's sites and candidates (no singular of a noun used in the plural, "a ski"),
-    then the place sites' (:mod:`hard_sites`)."""
+    """The object family's sites and candidates (no singular of a noun used in the plural, "a ski"; no noun its
+    colour words do not fit, :func:`_colours_fit`), then the place sites' (:mod:`hard_sites`)."""
     plural_only = {ctx.lex.groups[g].singular for g in ctx.lex.plural_in_use}
     sites = []
     for site in objects.object_sites(ctx):  # the object family's order of candidates; only those of a kin built
         old = site.unit.form.group
-        safe = [g for g in site.targets if not objects.gives_a_colour(ctx, site, g)]  # before the shuffle, as frozen
+        safe = [g for g in site.targets if not objects.gives_a_colour(ctx, site, g)  # before the shuffle, as frozen
+                and _colours_fit(ctx, site.unit, g)]
         kin = [g for g in shuffled(safe, rng) if _swap_kin(ctx, old, g.id) is not None]
         flips = (objects.object_flip(ctx, site, g) for g in kin)
         sites.append([v for v in flips if v.replacement.lower() not in plural_only])
     return sites + hard_sites.place_flips(ctx)
+
+
+def _colours_fit(ctx: CaptionContext, unit, group) -> bool:
+    """True unless a colour word before ``unit`` is one the ``natural_colors`` of ``group`` leave out ("a brown
+    horse" is no "brown zebra")."""
+    natural = ctx.lex.natural_colors.get(group.singular)
+    return natural is None or objects.colours_before(ctx, unit) <= natural
 
 
 def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:

@@ -140,9 +140,10 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     playing tennis runs": the count family fixes only the verb it can tie to the subject). A lexicon
     noun or a word after a determiner is no verb ("on a couch"); a bare plural form counts unless it is a
     function word or follows one ("in water", "to sit"; but "and", "who", ... open a verb's place), even
-    where it may be a noun ("People at a station board a train"); and, for a subject, no noun it holds
-    (:func:`held_numbers`) is of its old number, nor, for one made many, is one of the lexicon's ``single_seats``
-    named after it ("A person sitting on a stool", "A person in the air on a snowboard")."""
+    where it may be a noun ("People at a station board a train"); and, for a subject or a count a holding -ing word
+    follows ("next to two people riding motorcycles"), no noun it holds (:func:`held_numbers`) is of its old
+    number, nor, for a subject made many, is one of the lexicon's ``single_seats`` named after it ("A person
+    sitting on a stool", "A person in the air on a snowboard")."""
     nouns = {k for u in ctx.units.values() for k in range(u.start, u.end)}
 
     def verb(i: int, low: str) -> bool:
@@ -162,7 +163,9 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     # a held noun of the subject's old number would clash with its new one ("Two people riding horses" ->
     # "A person riding horses", "A person holding a tomato" -> "Several people holding a tomato")
     subject = is_subject(ctx, site.first)
-    clash = subject and (number in held_numbers(ctx, start) or (
+    holding = (start < len(ctx.tokens) and ctx.tokens[start].low.endswith("ing")  # "two people riding ..."
+               and ctx.tokens[start].low in ctx.lex.holding_words)
+    clash = (holding and number in held_numbers(ctx, start)) or subject and (number in held_numbers(ctx, start) or (
         number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])) or (
         number == "plural" and _on_bare_plural(ctx, start)))
     fixed = _modifies_next(ctx, start - 1, number) or _as_role(ctx, start) or (

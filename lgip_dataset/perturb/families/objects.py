@@ -72,15 +72,20 @@ def coloured(ctx: CaptionContext, unit: Unit) -> bool:
     """True when a colour word stands before ``unit`` in its phrase ("a brown teddy bear", "a white and black cat",
     "green trees", "an orange tree"), in colour use or not: a person put there would read as given a skin colour
     ("a brown girl", "green women")."""
-    j = unit.start - 1
+    return bool(colours_before(ctx, unit))
+
+
+def colours_before(ctx: CaptionContext, unit: Unit) -> set[str]:
+    """The colour groups of the colour words before ``unit`` in its phrase (:func:`coloured`)."""
+    colours, j = set(), unit.start - 1
     while j >= max(unit.start - 1 - COLOUR_REACH, 0) and ctx.joined(j, j + 1):
         tok = ctx.tokens[j]
         if tok.low in ctx.lex.color_group:
-            return True
-        if not (ctx.is_content(tok) or tok.low == "and"):
-            return False
+            colours.add(ctx.lex.color_group[tok.low])
+        elif not (ctx.is_content(tok) or tok.low == "and"):
+            break
         j -= 1
-    return False
+    return colours
 
 
 def _targets(ctx: CaptionContext, unit: Unit, present: set[str], gender: str | None) -> tuple[ObjectGroup, ...]:
