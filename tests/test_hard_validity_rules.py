@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0 and 2.17.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0, 2.13.0 and 2.16.0 draws, the 2.14.0 and 2.15.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0, 2.17.0 and 2.18.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0, 2.13.0 and 2.16.0 draws, the 2.14.0, 2.15.0 and 2.17.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -423,17 +423,52 @@ CASES = [
      "a bus that has some people on the outside of it", "a motorcycle that has some people on the outside of it"),
     ("hard_object", "A gray elephant walks in a field.", "A gray bear walks in a field.",
      "An elephant walks in a field.", "A bear walks in a field."),
+    # 2.18.0, from the 2.17.0 development draw (1,000 val2017 flips)
+    ("hard_object", "A group of men standing inside of a bus.", "A group of men standing inside of a motorcycle.",
+     "A group of men standing inside of a bus.", "A group of men standing inside of a truck."),
+    ("hard_object", "A skateboarder with one fut on a skateboard raising it up.", "A skateboarder with one fut on a snowboard raising it up.",
+     "A man with one fut on a skateboard raising it up.", "A man with one fut on a snowboard raising it up."),
+    ("hard_object", "a person on a snow board flying in the air down the snow", "a person on a skateboard flying in the air down the snow",
+     "a person on a snowboard flying in the air", "a person on a skateboard flying in the air"),
+    ("hard_object", "TWO WOMEN BRIDES GETTING MARRIED STANDING UNDER AND UMBRELLA", "TWO WOMEN BRIDES GETTING MARRIED STANDING UNDER AND SUITCASE",
+     "TWO WOMEN BRIDES GETTING MARRIED HOLDING AN UMBRELLA", "TWO WOMEN BRIDES GETTING MARRIED HOLDING A SUITCASE"),
+    ("hard_object", "A fire hydrant in a city has a hose attached.", "A traffic light in a city has a hose attached.",
+     "A fire hydrant in a city has a sign attached.", "A traffic light in a city has a sign attached."),
+    ("hard_object", "A big furry bear standing in the middle of a field", "A big furry elephant standing in the middle of a field",
+     "A big bear standing in the middle of a field", "A big elephant standing in the middle of a field"),
+    ("hard_object", "A woman in lingerie laying on a bed.", "A child in lingerie laying on a bed.",
+     "A woman in pajamas laying on a bed.", "A child in pajamas laying on a bed."),
+    ("hard_object", "A cat sitting on a street corner looking at the camera.", "A cat sitting on a street corner looking at the cell phone.",
+     "A cat sitting on a street corner next to a camera.", "A cat sitting on a street corner next to a cell phone."),
+    ("hard_object", "A man with a receding hairline offers a slice of pizza to a toddler.",
+     "A woman with a receding hairline offers a slice of pizza to a toddler.",
+     "A man with a red hat offers a slice of pizza to a toddler.", "A woman with a red hat offers a slice of pizza to a toddler."),
+    ("hard_object", "A large open kitchen with an island in the middle", "A large open bathroom with an island in the middle",
+     "A large open kitchen with a window in the middle", "A large open bathroom with a window in the middle"),
+    ("hard_object", "A young man stands in a kitchen watching a griddle.", "A young man stands in a living room watching a griddle.",
+     "A young man stands in a kitchen watching a show.", "A young man stands in a living room watching a show."),
+    ("hard_object", "A bunch of surfboards that are in the sand.", "A bunch of surfboards that are in the snow.",
+     "A bunch of bags that are in the sand.", "A bunch of bags that are in the snow."),
+    ("hard_count", "Two men with tennis rackets playing doubles tennis.", "Five men with tennis rackets playing doubles tennis.",
+     "Two men with tennis rackets playing tennis.", "Five men with tennis rackets playing tennis."),
+    ("hard_count", "Two men shaking hands after a dinner speech.", "A man shaking hands after a dinner speech.",
+     "Two men smiling after a dinner speech.", "A man smiling after a dinner speech."),
+    ("hard_count", "A woman twirling a floral print parasol umbrella.", "Three women twirling a floral print parasol umbrella.",
+     "A woman near a floral print parasol umbrella.", "Three women near a floral print parasol umbrella."),
 ]
 
 
 # twins whose swap is gone with its class or place in 2.12.0 (objects.json swap_classes, places.json: a train for a bus,
 # water, a mouse, a refrigerator, foods across fruit, sweets and savoury dishes) or, in 2.16.0, with the overlap of
-# plants and flowers (objects.json overlapping_groups): neither the failure nor the twin is made
+# plants and flowers (objects.json overlapping_groups) or, in 2.18.0, with the bus / motorcycle swap (swap_classes):
+# neither the failure nor the twin is made
 LEFT_OUT = {"A green and yellow bus is driving past a house.", "A black dog with yellow eyes sitting in the water.",
             "Four mice arranged on a desk.", "Several rows of cakes on a table.", "Two donuts on a plate with parsley.",
             "a conveyor belt with a lot of bananas on it", "A cat sitting next to a refrigerator.",
             "A long blue and white bus with passengers", "a woman on some water is holding a green umbrella",
-            "A man helps a boarder that fell in the grass.", "A wooden bench surrounded by flowers in front of a house."}
+            "A man helps a boarder that fell in the grass.", "A wooden bench surrounded by flowers in front of a house.",
+            "A large brown dog sitting in the back of a bus.", "A man sitting on a motorcycle.",
+            "a motorcycle that has some people on the outside of it"}
 SOUND = [case for case in CASES if case[4] not in LEFT_OUT]
 GONE = [case for case in CASES if case[4] in LEFT_OUT]
 

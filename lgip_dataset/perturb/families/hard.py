@@ -77,7 +77,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
 DEFINITE = frozenset(("the", "these", "those", "this", "that"))  # "The two cats" never becomes "The one cat"
-VERSION = "2.17.0"
+VERSION = "2.18.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
@@ -129,7 +129,7 @@ def _overlapping(ctx: CaptionContext, one: str, other: str) -> bool:
 def _kept(ctx: CaptionContext, group: str) -> bool:
     """True when a word or a phrase of the caption keeps the noun what it is (lexicon ``frames.kept_by``: "Train
     with cars" are rail cars, no "Train with buses"; a train on the tracks, no bus; horses in a race, no sheep; the
-    "side car" of a motorcycle, no bus's)."""
+    "side car" of a motorcycle, no bus's; no cell phone for what a cat looks "at the camera")."""
     keepers = ctx.lex.kept_by.get(group, frozenset())
     if "spaced_words" not in ctx.memo:  # the same for every candidate of the caption
         ctx.memo["spaced_words"] = f" {' '.join(t.low for t in ctx.tokens)} "
