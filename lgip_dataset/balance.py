@@ -27,9 +27,11 @@ building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.ba
   (drawn from the build's own stream, :data:`STREAM`; an audit draws from another) score every candidate; while the mean
   held-out accuracy of a type is above ``TARGET`` (and two standard errors above chance), the ``DROP_SHARE`` of its
   chosen flips that the learners
-  pick out most surely are dropped and the choice is made again with every candidate's mean margin as a
-  cost, at most ``MAX_ROUNDS`` times. No candidate is judged by a learner that saw its image, nor its
-  caption's text on another image: the partitions keep images that share a caption text together.
+  pick out most surely are dropped and the choice is made again with the mean margin of every candidate of
+  the types ever above it as a cost, at most ``MAX_ROUNDS`` times (a type on target is chosen again without
+  its margins: steered by them it leans past chance, against the learners). No candidate is judged by a
+  learner that saw its image, nor its caption's text on another image: the partitions keep images that share
+  a caption text together.
 
 A set of more than ``BLOCK_CAPTIONS`` captions is chosen in blocks of images (a random partition from the build's
 stream), each block one program balanced on its own, so the time grows linearly with the captions; the learners of
@@ -165,7 +167,7 @@ def _choose_set(sites: list[Site], seed: int, rules: Rules) -> tuple[dict, dict,
     chosen = problem.solve(no_margins, allowed)
     problem.retarget(chosen)
     chosen = problem.solve(no_margins, allowed)
-    rounds = []
+    rounds, steered = [], np.zeros(len(problem.type_names), dtype=bool)
     for round_ in range(MAX_ROUNDS + 1):
         margins = problem.margins(chosen, round_)
         held = _held_out(margins, chosen, problem.type_index, len(rules.learners))
@@ -175,11 +177,12 @@ def _choose_set(sites: list[Site], seed: int, rules: Rules) -> tuple[dict, dict,
         if not above or round_ == MAX_ROUNDS:
             break
         mean, sure = margins.mean(axis=1), (margins > 0).mean(axis=1) > 0.5
+        steered[above] = True
         for t in above:
             of_type = np.flatnonzero(chosen & sure & (problem.type_index == t))
             count = int(np.ceil(DROP_SHARE * (chosen & (problem.type_index == t)).sum()))
             allowed[of_type[np.argsort(-mean[of_type], kind="stable")[:count]]] = False
-        chosen = problem.solve(mean, allowed)
+        chosen = problem.solve(np.where(steered[problem.type_index], mean, 0.0), allowed)
     flips: dict[str, dict[str, list[Variant]]] = {}
     for j in np.flatnonzero(chosen):
         site = problem.sites[problem.site[j]]
