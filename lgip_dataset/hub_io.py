@@ -4,14 +4,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets.exceptions import DatasetGenerationError
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
+
+if TYPE_CHECKING:
+    import datasets
 
 BUILD_INFO = "lgip_build.json"
 
@@ -29,20 +31,44 @@ def load_config(dataset: str | Path, config: str = schema.PAIRS) -> datasets.Dat
 def load_shards(shards: list[Path], config: str) -> datasets.Dataset:
     """The ``test`` split of ``config`` from its parquet ``shards`` (memory-mapped, not copied); DataError
     for shards without a row (an empty build)."""
-    try:
-        rows = sum(pq.read_metadata(shard).num_rows for shard in shards)
-    except (OSError, ValueError):
-        rows = None  # unreadable: the load below names the cause
-    if rows == 0:
-        raise DataError(f"{shards[0].parent}: the {config!r} config has no rows (an empty build); rebuild it with "
-                        "`lgip build` and families that produce variants of its captions (e.g. --families core)")
+    import datasets
+    from datasets.exceptions import DatasetGenerationError
+
+    _check_rows(shards, config)
     try:
         return datasets.load_dataset("parquet", data_files={schema.SPLIT: [str(s) for s in shards]},
                                      split=schema.SPLIT, features=_features(shards[0], config))
     except DatasetGenerationError as err:
-        cause = err.__cause__ or err
-        raise DataError(f"{shards[0].parent}: its parquet shards could not be read ({type(cause).__name__}: "
-                        f"{str(cause).splitlines()[0][:300]}); rebuild the folder with `lgip build`") from None
+        raise _unreadable(shards, err.__cause__ or err) from None
+
+
+def read_table(shards: list[Path], config: str, columns: list[str] | None = None) -> pa.Table:
+    """The ``columns`` (all when None) of ``config``'s parquet ``shards`` as one Arrow table, in shard order, read
+    by pyarrow alone: the rows :func:`load_shards` gives, without importing ``datasets`` nor writing its cache
+    (the scoring engine's reader); DataError for shards without a row or that cannot be read."""
+    _check_rows(shards, config)
+    try:
+        table = pa.concat_tables([pq.read_table(shard, columns=columns, memory_map=True) for shard in shards])
+    except (pa.ArrowException, OSError) as err:
+        raise _unreadable(shards, err) from None
+    pa.default_memory_pool().release_unused()  # the pages decompressed on the way, which the pool would keep
+    return table
+
+
+def _check_rows(shards: list[Path], config: str) -> None:
+    """DataError for a config whose shards hold no row (an empty build); unreadable shards pass (the read names them)."""
+    try:
+        rows = sum(pq.read_metadata(shard).num_rows for shard in shards)
+    except (OSError, ValueError):
+        return
+    if rows == 0:
+        raise DataError(f"{shards[0].parent}: the {config!r} config has no rows (an empty build); rebuild it with "
+                        "`lgip build` and families that produce variants of its captions (e.g. --families core)")
+
+
+def _unreadable(shards: list[Path], cause: BaseException) -> DataError:
+    return DataError(f"{shards[0].parent}: its parquet shards could not be read ({type(cause).__name__}: "
+                     f"{str(cause).splitlines()[0][:300]}); rebuild the folder with `lgip build`")
 
 
 class DatasetFiles:
@@ -75,6 +101,14 @@ class DatasetFiles:
         """The ``test`` split of ``config`` (:func:`load_shards`)."""
         return load_shards(self.shards(config), config)
 
+    def table(self, config: str, columns: list[str] | None = None) -> pa.Table:
+        """The ``columns`` of ``config`` as an Arrow table (:func:`read_table`)."""
+        return read_table(self.shards(config), config, columns)
+
+    def column_names(self, config: str) -> list[str]:
+        """The columns of ``config`` (its first shard's schema)."""
+        return pq.read_schema(self.shards(config)[0]).names
+
     def fingerprint(self, config: str = schema.PAIRS) -> str:
         """A content hash of ``config``'s shards (:func:`shards_fingerprint`), computed once."""
         if config not in self._fingerprints:
@@ -97,6 +131,8 @@ class DatasetFiles:
 def _features(shard: Path, config: str) -> datasets.Features:
     """The features ``config`` loads with: the contract's, or the shard's own where they are the contract's
     of another version (:func:`schema.loads_as_written`: a folder built before or after a column changed loads as written)."""
+    import datasets
+
     stored = datasets.Features.from_arrow_schema(pq.read_schema(shard))
     return stored if schema.loads_as_written(stored, config) else schema.FEATURES[config]
 

@@ -35,7 +35,10 @@ They load as written.
 """
 from __future__ import annotations
 
-import datasets
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import datasets
 
 SPLIT = "test"
 IMAGES, CAPTIONS, PAIRS, GROUPS = "images", "captions", "pairs", "groups"
@@ -49,108 +52,129 @@ PARAPHRASE, FLIP = "paraphrase", "flip"
 KINDS = (PARAPHRASE, FLIP)
 CORE_FLIP_TYPES = ("object", "color", "count")
 
-IMAGE_FEATURES = datasets.Features(
-    {
-        "image_id": datasets.Value("int64"),
-        "image": datasets.Image(),
-        "file_name": datasets.Value("string"),
-        "width": datasets.Value("int32"),
-        "height": datasets.Value("int32"),
-        "license": datasets.Value("string"),
-        "license_url": datasets.Value("string"),
-        "flickr_url": datasets.Value("string"),
-        "converted_from": datasets.Value("string"),  # "<format> <mode>" of an image stored as its 8-bit rendering
-    }
-)
-
 RETIRED_FIELDS = ("family",)  # variant fields of older folders that readers ignore (see above)
 ADDED_FIELDS = ("converted_from", "caption_source", "judged")  # columns that older folders lack (see above)
+FEATURE_NAMES = ("IMAGE_FEATURES", "VARIANT_FEATURES", "CAPTION_FEATURES", "PAIR_FEATURES", "GROUP_FEATURES",
+                 "PLAUSIBILITY_FEATURES", "FEATURES")  # built on first use: importing ``datasets`` takes a second
 
-VARIANT_FEATURES = {
-    "variant_id": datasets.Value("string"),
-    "text": datasets.Value("string"),
-    "kind": datasets.Value("string"),
-    "type": datasets.Value("string"),
-    "original": datasets.Value("string"),
-    "replacement": datasets.Value("string"),
-    "span_start": datasets.Value("int32"),
-    "span_end": datasets.Value("int32"),
-}
 
-CAPTION_FEATURES = datasets.Features(
-    {
-        "caption_id": datasets.Value("string"),
-        "image_id": datasets.Value("int64"),
-        "caption": datasets.Value("string"),
-        "caption_source": datasets.Value("string"),  # the source's text where the build cleaned more than whitespace
-        "paraphrases": datasets.List(VARIANT_FEATURES),
-        "flips": datasets.List(VARIANT_FEATURES),
-    }
-)
+def _features() -> dict:
+    """Every config's ``datasets.Features`` (and ``FEATURES``, config -> features), built once, on first use."""
+    import datasets
 
-PAIR_FEATURES = datasets.Features(
-    {
-        "row_id": datasets.Value("string"),
-        "caption_id": datasets.Value("string"),
-        "image_id": datasets.Value("int64"),
-        "caption": datasets.Value("string"),
-        **{k: v for k, v in VARIANT_FEATURES.items() if k != "text"},
-        "variant": datasets.Value("string"),
-        "judged": {  # a flip's blind labels (null: none); ``majority`` is lgip_dataset.judging.majority's
-            "labels": datasets.List(datasets.Value("string")),
-            "judges": datasets.List(datasets.Value("string")),
-            "majority": datasets.Value("string"),
-        },
-    }
-)
+    IMAGE_FEATURES = datasets.Features(
+        {
+            "image_id": datasets.Value("int64"),
+            "image": datasets.Image(),
+            "file_name": datasets.Value("string"),
+            "width": datasets.Value("int32"),
+            "height": datasets.Value("int32"),
+            "license": datasets.Value("string"),
+            "license_url": datasets.Value("string"),
+            "flickr_url": datasets.Value("string"),
+            "converted_from": datasets.Value("string"),  # "<format> <mode>" of an image stored as its 8-bit rendering
+        }
+    )
 
-GROUP_FEATURES = datasets.Features(
-    {
-        "group_id": datasets.Value("string"),
-        "type": datasets.Value("string"),
-        "image_a": datasets.Value("int64"),
-        "image_b": datasets.Value("int64"),
-        "caption_a_id": datasets.Value("string"),
-        "caption_b_id": datasets.Value("string"),
-        "caption_a": datasets.Value("string"),
-        "caption_b": datasets.Value("string"),
-        "word_a": datasets.Value("string"),
-        "word_b": datasets.Value("string"),
-        "span_start": datasets.Value("int32"),
-    }
-)
-
-PLAUSIBILITY_FEATURES = datasets.Features(
-    {
+    VARIANT_FEATURES = {
         "variant_id": datasets.Value("string"),
-        "caption_id": datasets.Value("string"),
-        "image_id": datasets.Value("int64"),
+        "text": datasets.Value("string"),
+        "kind": datasets.Value("string"),
         "type": datasets.Value("string"),
-        "lm_delta": datasets.Value("float64"),  # log P(flip) - log P(caption), bigram KN of the other folds
-        "context_fit": datasets.Value("float64"),  # share of the context words that take the replacement
-        "typicality": datasets.Value("float64"),  # log P(caption words | replacement) - log P(... | original)
-        "candidates": datasets.Value("int32"),  # the site's candidates that fit their context
-        "context": datasets.List(datasets.Value("string")),  # the context words (keys) the fit was measured on
-        "trigram_delta": datasets.Value("float64"),  # the same by the trigram KN, which the set's choice balances
-        "fold": datasets.Value("int32"),  # the caption's image fold; its statistics came from the other folds
+        "original": datasets.Value("string"),
+        "replacement": datasets.Value("string"),
+        "span_start": datasets.Value("int32"),
+        "span_end": datasets.Value("int32"),
     }
-)
 
-FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES,
-            PLAUSIBILITY: PLAUSIBILITY_FEATURES, VALIDATED: PAIR_FEATURES}
+    CAPTION_FEATURES = datasets.Features(
+        {
+            "caption_id": datasets.Value("string"),
+            "image_id": datasets.Value("int64"),
+            "caption": datasets.Value("string"),
+            "caption_source": datasets.Value("string"),  # the source's text where the build cleaned more than whitespace
+            "paraphrases": datasets.List(VARIANT_FEATURES),
+            "flips": datasets.List(VARIANT_FEATURES),
+        }
+    )
+
+    PAIR_FEATURES = datasets.Features(
+        {
+            "row_id": datasets.Value("string"),
+            "caption_id": datasets.Value("string"),
+            "image_id": datasets.Value("int64"),
+            "caption": datasets.Value("string"),
+            **{k: v for k, v in VARIANT_FEATURES.items() if k != "text"},
+            "variant": datasets.Value("string"),
+            "judged": {  # a flip's blind labels (null: none); ``majority`` is lgip_dataset.judging.majority's
+                "labels": datasets.List(datasets.Value("string")),
+                "judges": datasets.List(datasets.Value("string")),
+                "majority": datasets.Value("string"),
+            },
+        }
+    )
+
+    GROUP_FEATURES = datasets.Features(
+        {
+            "group_id": datasets.Value("string"),
+            "type": datasets.Value("string"),
+            "image_a": datasets.Value("int64"),
+            "image_b": datasets.Value("int64"),
+            "caption_a_id": datasets.Value("string"),
+            "caption_b_id": datasets.Value("string"),
+            "caption_a": datasets.Value("string"),
+            "caption_b": datasets.Value("string"),
+            "word_a": datasets.Value("string"),
+            "word_b": datasets.Value("string"),
+            "span_start": datasets.Value("int32"),
+        }
+    )
+
+    PLAUSIBILITY_FEATURES = datasets.Features(
+        {
+            "variant_id": datasets.Value("string"),
+            "caption_id": datasets.Value("string"),
+            "image_id": datasets.Value("int64"),
+            "type": datasets.Value("string"),
+            "lm_delta": datasets.Value("float64"),  # log P(flip) - log P(caption), bigram KN of the other folds
+            "context_fit": datasets.Value("float64"),  # share of the context words that take the replacement
+            "typicality": datasets.Value("float64"),  # log P(caption words | replacement) - log P(... | original)
+            "candidates": datasets.Value("int32"),  # the site's candidates that fit their context
+            "context": datasets.List(datasets.Value("string")),  # the context words (keys) the fit was measured on
+            "trigram_delta": datasets.Value("float64"),  # the same by the trigram KN, which the set's choice balances
+            "fold": datasets.Value("int32"),  # the caption's image fold; its statistics came from the other folds
+        }
+    )
+
+    FEATURES = {IMAGES: IMAGE_FEATURES, CAPTIONS: CAPTION_FEATURES, PAIRS: PAIR_FEATURES, GROUPS: GROUP_FEATURES,
+                PLAUSIBILITY: PLAUSIBILITY_FEATURES, VALIDATED: PAIR_FEATURES}
+    return {name: value for name, value in locals().items() if name in FEATURE_NAMES}
+
+
+def __getattr__(name: str):
+    """The features (:data:`FEATURE_NAMES`), built when first asked for (PEP 562), so that a reader of the
+    config names alone (the scoring engine) never imports ``datasets``."""
+    if name in FEATURE_NAMES:
+        globals().update(_features())
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def loads_as_written(stored: datasets.Features, config: str) -> bool:
     """Whether a shard of ``config`` with the ``stored`` features is of this contract: its features less
     :data:`RETIRED_FIELDS` are the contract's, less those :data:`ADDED_FIELDS` a folder built before them lacks."""
+    import datasets
+
     current = without_retired(stored)
-    contract = FEATURES[config]
+    contract = __getattr__("FEATURES")[config]
     return set(contract) - set(current) <= set(ADDED_FIELDS) and current == datasets.Features(
         {name: feature for name, feature in contract.items() if name in current})
 
 
 def without_retired(features: datasets.Features) -> datasets.Features:
     """``features`` less the :data:`RETIRED_FIELDS`, at the top level and inside nested variant lists."""
+    import datasets
+
     def current(feature):
         if isinstance(feature, datasets.List):
             return datasets.List(current(feature.feature))

@@ -60,3 +60,30 @@ def test_help_lists_the_options(monkeypatch, capsys):
     for option in ("--model", "--pretrained", "--dataset", "--config", "--out", "--batch-size", "--precision",
                    "--device", "--cache-dir", "siglip2-b16-224", "random:"):
         assert option in text
+
+
+_SCORE_WITHOUT_DATASETS = """
+import sys
+from lgip_metric import cli
+code = cli.main(["score", "--model", "tiny-clip", "--dataset", {dataset!r}, "--out", {out!r}, "--cache-dir", "none",
+                 "--batch-size", "8", "--num-workers", "0", "--no-progress"])
+print(code, "datasets" in sys.modules)
+"""
+
+
+def test_score_reads_the_dataset_without_importing_datasets(dataset, tmp_path):
+    """`lgip score` reads a folder's shards with pyarrow alone: importing `datasets` and writing its cache of each
+    folder cost a second of every run (the CLIP_benchmark peer ratio), and the rows are the same."""
+    import subprocess
+
+    script = _SCORE_WITHOUT_DATASETS.format(dataset=str(dataset), out=str(tmp_path / "out"))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split()[-2:] == ["0", "False"], result.stdout + result.stderr
+
+
+def test_the_engines_reader_gives_the_rows_datasets_loads(dataset):
+    from lgip_dataset import hub_io, schema
+
+    files = hub_io.DatasetFiles(dataset)
+    for config in (schema.PAIRS, schema.IMAGES):
+        assert files.table(config).equals(files.load(config).with_format("arrow")[:])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from importlib.metadata import version
 
-import datasets
 import numpy as np
 
 from lgip_dataset.hub_io import DatasetFiles
@@ -36,7 +36,7 @@ def run_provenance(spec: ModelSpec, files: DatasetFiles, config: str, fingerprin
         "weights_sha256": encoder_record["weights_sha256"],
         **({"model_type": encoder_record["model_type"]} if "model_type" in encoder_record else {}),
         **({"held": encoder_record["held"]} if "held" in encoder_record else {}),
-        "libraries": {**encoder_record["libraries"], "datasets": datasets.__version__, "numpy": np.__version__},
+        "libraries": {**encoder_record["libraries"], "datasets": version("datasets"), "numpy": np.__version__},
         "dataset": {
             "source": str(files.dataset),
             "config": config,

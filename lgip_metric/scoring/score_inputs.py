@@ -22,14 +22,13 @@ ROW_COLUMNS = tuple(c for c in schema.SCORE_COLUMNS if c not in schema.SCORE_VAL
 
 def read_rows(files: DatasetFiles, config: str, limit: int | None) -> pa.Table:
     """The row columns of ``config`` of the dataset ``files`` as an Arrow table (first ``limit`` rows when given)."""
-    rows = files.load(config)
     dataset = files.dataset
-    missing = [c for c in ROW_COLUMNS if c not in rows.column_names]
+    missing = [c for c in ROW_COLUMNS if c not in files.column_names(config)]
     if missing:
         raise DataError(f"config {config!r} of {dataset} lacks the columns {missing}; score the 'pairs' config")
+    table = files.table(config, list(ROW_COLUMNS))
     if limit is not None:
-        rows = rows.select(range(min(limit, rows.num_rows)))
-    table = rows.select_columns(list(ROW_COLUMNS)).with_format("arrow")[:]
+        table = table.slice(0, limit)
     _check_unique_row_ids(table, dataset, config)
     return table
 
@@ -41,13 +40,12 @@ def validated_rows(files: DatasetFiles, config: str, rows: pa.Table) -> np.ndarr
     :func:`lgip_dataset.judging.validated` (a folder built before labels has none, so its unlabelled flips of the
     extended and imported types are dropped); DataError before any scoring when it keeps no row."""
     if config == schema.PAIRS and files.has(schema.VALIDATED):
-        chosen = files.load(schema.VALIDATED).select_columns(["row_id"]).with_format("arrow")[:].column("row_id")
+        chosen = files.table(schema.VALIDATED, ["row_id"]).column("row_id")
         keep = pc.is_in(rows.column("row_id"), value_set=chosen).to_numpy(zero_copy_only=False)
     else:
         majorities = [None] * rows.num_rows
-        data = files.load(config)
-        if "judged" in data.column_names:
-            judged = data.select_columns(["judged"]).with_format("arrow")[:rows.num_rows].column("judged")
+        if "judged" in files.column_names(config):
+            judged = files.table(config, ["judged"]).slice(0, rows.num_rows).column("judged")
             majorities = pc.struct_field(judged, "majority").to_pylist()
         keep = validated_mask(rows.column("kind").to_pylist(), rows.column("type").to_pylist(), majorities)
     if not keep.any():
@@ -86,7 +84,7 @@ GROUP_IMAGES = ("image_a", "image_b")
 def read_groups(files: DatasetFiles) -> pa.Table | None:
     """The ``groups`` config (2x2 groups) as an Arrow table, or None when the dataset has none (a build
     writes it only when it mined at least one group)."""
-    return files.load(schema.GROUPS).with_format("arrow")[:] if files.has(schema.GROUPS) else None
+    return files.table(schema.GROUPS) if files.has(schema.GROUPS) else None
 
 
 def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Table | None = None):
