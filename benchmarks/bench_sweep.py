@@ -61,7 +61,7 @@ def evaluate(models: list[str], out: Path, caches: list[Path], dataset: Path, wo
     groups = [models] if len(caches) == 1 else [[m] for m in models]
     measured, started = {}, time.perf_counter()
     for group, cache in zip(groups, caches):
-        blind._KEPT_LM_SCORES.clear()  # a new process knows no text-only scores yet
+        blind._KEPT.clear()  # a new process knows no text-only scores yet
         done = evaluate_models(group, out / cache.name, dataset=dataset, cache_dir=cache, num_workers=workers,
                                bootstrap=0, progress=False, paper=False,
                                on_run=lambda r: measured.__setitem__(r.model, timings(r.folder)))

@@ -214,7 +214,7 @@ def test_the_text_only_scores_of_the_same_rows_are_computed_once_per_process(mon
     calls = []
     real = blind._lm_scores
     monkeypatch.setattr(blind, "_lm_scores", lambda *a: calls.append(a[1]) or real(*a))
-    monkeypatch.setattr(blind, "_KEPT_LM_SCORES", type(blind._KEPT_LM_SCORES)())
+    monkeypatch.setattr(blind, "_KEPT", type(blind._KEPT)())
     first = blind.lm_scores(rows)
     first[0][:] = 0  # a caller's changes do not reach what is kept
     again = blind.lm_scores(rows.copy())
@@ -223,6 +223,23 @@ def test_the_text_only_scores_of_the_same_rows_are_computed_once_per_process(mon
     changed = rows.assign(variant=rows["variant"] + " under a zebra")
     assert not np.array_equal(blind.lm_scores(changed)[1], again[1])
     assert calls == [blind.BigramKN, blind.TrigramKN, blind.BigramKN]
+
+
+def test_the_learned_adversary_of_the_same_rows_is_fitted_once_per_process(monkeypatch):
+    from lgip_dataset import adversary
+    from lgip_dataset.hub_io import load_config
+    from lgip_metric.statistics import blind
+
+    rows = load_config(SAMPLE_DIR, "pairs").to_pandas()
+    calls = []
+    real = adversary.out_of_fold_margins
+    monkeypatch.setattr(adversary, "out_of_fold_margins", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(blind, "_KEPT", type(blind._KEPT)())
+    first = blind.adversary_report(rows, bootstrap=0)
+    assert blind.adversary_report(rows.copy(), bootstrap=0) == first and len(calls) == 1
+    changed = rows.assign(variant=rows["variant"] + " under a zebra")
+    blind.adversary_report(changed, bootstrap=0)
+    assert len(calls) == 2
 
 
 def test_a_run_that_keeps_nothing_looks_for_kept_inputs_only_where_some_were_kept(tiny_models, tmp_path, monkeypatch):

@@ -67,8 +67,21 @@ def image_folds(image_ids) -> np.ndarray:
 
 
 LM_COLUMNS = ["image_id", "caption_id", "caption", "variant"]  # all that the text-only scores of a row depend on
-_KEPT_LM_SCORES: OrderedDict = OrderedDict()  # (LM, digest of the rows' LM_COLUMNS) -> scores; the last few only
-KEPT_LM_SCORES = 4
+ADVERSARY_COLUMNS = ["image_id", "type", "caption", "variant"]  # all that the learned adversary's margins depend on
+_KEPT: OrderedDict = OrderedDict()  # (scorer, digest of the columns it reads) -> its scores; the last few only
+KEPT = 6
+
+
+def _kept(scorer: str, rows: pd.DataFrame, columns: list[str], compute):
+    """``compute()``, or what it gave for the same ``scorer`` and the same ``columns`` of ``rows`` before in this
+    process (the models of a sweep score the same rows: their text-only figures are the same for each)."""
+    key = (scorer, hashlib.sha256(pd.util.hash_pandas_object(rows[columns], index=False).to_numpy().tobytes()).hexdigest())
+    if key not in _KEPT:
+        _KEPT[key] = compute()
+        while len(_KEPT) > KEPT:
+            _KEPT.popitem(last=False)
+    _KEPT.move_to_end(key)
+    return _KEPT[key]
 
 
 def lm_scores(rows: pd.DataFrame, model=BigramKN, train: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -82,14 +95,8 @@ def lm_scores(rows: pd.DataFrame, model=BigramKN, train: pd.DataFrame | None = N
     """
     if train is not None:
         return _lm_scores(rows, model, train)
-    key = (f"{model.__module__}.{model.__qualname__}",
-           hashlib.sha256(pd.util.hash_pandas_object(rows[LM_COLUMNS], index=False).to_numpy().tobytes()).hexdigest())
-    if key not in _KEPT_LM_SCORES:
-        _KEPT_LM_SCORES[key] = _lm_scores(rows, model, None)
-        while len(_KEPT_LM_SCORES) > KEPT_LM_SCORES:
-            _KEPT_LM_SCORES.popitem(last=False)
-    _KEPT_LM_SCORES.move_to_end(key)
-    original, variant = _KEPT_LM_SCORES[key]
+    original, variant = _kept(f"{model.__module__}.{model.__qualname__}", rows, LM_COLUMNS,
+                              lambda: _lm_scores(rows, model, None))
     return original.copy(), variant.copy()
 
 
@@ -182,8 +189,8 @@ def adversary_report(rows: pd.DataFrame, *, learner: str = "word", bootstrap: in
     if flips.empty:
         return None
     types, image_ids = flips["type"].to_numpy().astype(str), flips["image_id"].to_numpy()
-    margins = adversary.out_of_fold_margins(flips["caption"].tolist(), flips["variant"].tolist(), image_ids,
-                                            types=types, learner=learner)
+    margins = _kept(f"adversary.{learner}", flips, ADVERSARY_COLUMNS, lambda: adversary.out_of_fold_margins(
+        flips["caption"].tolist(), flips["variant"].tolist(), image_ids, types=types, learner=learner)).copy()
     options = dict(bootstrap=bootstrap, seed=seed, confidence=confidence)
     report = {"scorer": ADVERSARY_DESCRIPTION.format(learner=learner, folds=adversary.FOLDS), "learner": learner,
               "folds": adversary.FOLDS}
