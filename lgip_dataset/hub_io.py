@@ -48,11 +48,9 @@ def read_table(shards: list[Path], config: str, columns: list[str] | None = None
     (the scoring engine's reader); DataError for shards without a row or that cannot be read."""
     _check_rows(shards, config)
     try:
-        table = pa.concat_tables([pq.read_table(shard, columns=columns, memory_map=True) for shard in shards])
+        return pa.concat_tables([pq.read_table(shard, columns=columns, memory_map=True) for shard in shards])
     except (pa.ArrowException, OSError) as err:
         raise _unreadable(shards, err) from None
-    pa.default_memory_pool().release_unused()  # the pages decompressed on the way, which the pool would keep
-    return table
 
 
 def _check_rows(shards: list[Path], config: str) -> None:

@@ -35,6 +35,7 @@ They load as written.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ FEATURE_NAMES = ("IMAGE_FEATURES", "VARIANT_FEATURES", "CAPTION_FEATURES", "PAIR
                  "PLAUSIBILITY_FEATURES", "FEATURES")  # built on first use: importing ``datasets`` takes a second
 
 
+@lru_cache(maxsize=1)
 def _features() -> dict:
     """Every config's ``datasets.Features`` (and ``FEATURES``, config -> features), built once, on first use."""
     import datasets
@@ -166,7 +168,7 @@ def loads_as_written(stored: datasets.Features, config: str) -> bool:
     import datasets
 
     current = without_retired(stored)
-    contract = __getattr__("FEATURES")[config]
+    contract = _features()["FEATURES"][config]
     return set(contract) - set(current) <= set(ADDED_FIELDS) and current == datasets.Features(
         {name: feature for name, feature in contract.items() if name in current})
 

@@ -165,9 +165,9 @@ def _agrees(ctx: CaptionContext, site: CountSite, variant: Variant, number: str 
     subject = is_subject(ctx, site.first)
     holding = (start < len(ctx.tokens) and ctx.tokens[start].low.endswith("ing")  # "two people riding ..."
                and ctx.tokens[start].low in ctx.lex.holding_words)
-    clash = (holding and number in held_numbers(ctx, start)) or subject and (number in held_numbers(ctx, start) or (
-        number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])) or (
-        number == "plural" and _on_bare_plural(ctx, start)))
+    clash = ((holding or subject) and number in held_numbers(ctx, start)) or subject and (
+        (number == "singular" and any(t.low in ctx.lex.single_seats for t in ctx.tokens[start:])) or (
+            number == "plural" and _on_bare_plural(ctx, start)))
     fixed = _modifies_next(ctx, start - 1, number) or _as_role(ctx, start) or (
         subject and _coordinated_bare(ctx, start - 1)) or (
         number == "plural" and (_held_in_plural(ctx, start - 1) or collective(ctx)
