@@ -24,14 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from lgip_metric.testing import make_wide_tiny_openclip
 from script_args import existing_folder, positive, run
 
 PAPER_IMAGES = 40_000
-# Tiny towers (2 layers, 32 px images) projected to a wide embedding: memory behaves like a large model's.
-WIDE_TINY_CONFIG = {
-    "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "head_width": 32, "patch_size": 8},
-    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
-}
 # Runs in the child: score the dataset and report peak RSS (ru_maxrss is KiB on Linux).
 CHILD = """
 import json, resource, sys, time
@@ -94,14 +90,6 @@ def build(coco: Path, images: Path, n: int, out: Path) -> Path:
     return out
 
 
-def wide_model(folder: Path, width: int) -> str:
-    """A local open_clip folder describing the tiny, wide architecture; the model name that loads it with random weights."""
-    folder.mkdir(parents=True, exist_ok=True)
-    config = {"model_cfg": {"embed_dim": width, **WIDE_TINY_CONFIG}, "preprocess_cfg": {}}
-    (folder / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
-    return f"random:local-dir:{folder}"
-
-
 def measure(model: str, dataset: Path, out: Path, batch_size: int, window: str) -> dict:
     """Score ``dataset`` in a fresh process (texts planned by windows of ``window`` images); its rows, seconds and
     peak RSS."""
@@ -123,7 +111,7 @@ def main() -> None:
         work = args.work or Path(tmp)
         captions = json.loads((args.coco / "annotations" / "captions_val2017.json").read_text(encoding="utf-8"))
         images = image_folder(args.coco, captions, work / "images")
-        model = wide_model(work / f"wide-tiny-d{args.width}", args.width)
+        model = make_wide_tiny_openclip(work / f"wide-tiny-d{args.width}", args.width)
         print(f"model: random open_clip, tiny towers, d = {args.width}; --cache-dir none, --num-workers 0, "
               f"batch {args.batch_size}")
         print(f"{'window':>8} {'images':>7} {'rows':>9} {'texts':>9} {'peak RSS MB':>12} {'rows/s':>9} {'seconds':>8} "

@@ -46,6 +46,23 @@ def make_tiny_openclip(folder: str | Path | None = None, layers: int = 2) -> str
     return _save_openclip(folder, config, {"mean": [0.5] * 3, "std": [0.5] * 3})
 
 
+# Tiny towers (2 layers, 32 px images) projected to a wide embedding: memory behaves like a large model's.
+WIDE_TINY_CONFIG = {
+    "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "head_width": 32, "patch_size": 8},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
+}
+
+
+def make_wide_tiny_openclip(folder: str | Path, width: int = 1024) -> str:
+    """A ``random:local-dir:`` open_clip model described in ``folder``: tiny towers, ``width``-wide embeddings
+    (random weights at every load; the memory checks' model)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"model_cfg": {"embed_dim": width, **WIDE_TINY_CONFIG}, "preprocess_cfg": {}}
+    (folder / "open_clip_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return f"random:local-dir:{folder}"
+
+
 def make_random_openclip(folder: str | Path, architecture: str) -> str:
     """A ``local-dir:`` open_clip model written in ``folder``: the open_clip architecture ``architecture``
     (a name of open_clip's model configs, e.g. ``"ViT-B-16"``) with seeded random weights and OpenAI's

@@ -108,8 +108,6 @@ def unique_texts(rows: pa.Table, normalize: Callable[[str], str], groups: pa.Tab
     codes, uniques = pd.factorize(pd.Series([normalize(x) for x in raw_unique.to_pylist()], dtype=object), sort=True)
     codes = codes[raw_codes]
     bounds = np.cumsum([0] + [len(c) for c in columns])
-    del raw, raw_unique
-    pa.default_memory_pool().release_unused()  # Arrow's pool keeps the hash tables' pages otherwise
     return list(uniques), *(codes[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
