@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0, 2.17.0 and 2.18.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0, 2.13.0 and 2.16.0 draws, the 2.14.0, 2.15.0 and 2.17.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0, 2.17.0, 2.18.0 and 2.20.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0, 2.13.0, 2.16.0 and 2.19.0 draws, the 2.14.0, 2.15.0 and 2.17.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -455,6 +455,23 @@ CASES = [
      "Two men smiling after a dinner speech.", "A man smiling after a dinner speech."),
     ("hard_count", "A woman twirling a floral print parasol umbrella.", "Three women twirling a floral print parasol umbrella.",
      "A woman near a floral print parasol umbrella.", "Three women near a floral print parasol umbrella."),
+    # 2.20.0, from the 2.19.0 sealed draw (300 Karpathy-only flips; development data since)
+    ("hard_object", "A coffee table sits in the middle of a living room.", "A coffee table sits in the middle of a kitchen.",
+     "A table sits in the middle of a living room.", "A table sits in the middle of a kitchen."),
+    ("hard_object", "A kitchen with cookies in the oven baking", "A kitchen with cookies in the microwave baking",
+     "A kitchen with cookies in the oven", "A kitchen with cookies in the microwave"),
+    ("hard_object", "A man is holding a pizza on a paddle.", "A man is holding a sandwich on a paddle.",
+     "A man is holding a pizza on a plate.", "A man is holding a sandwich on a plate."),
+    ("hard_object", "A whole round shaped pizza with cheese and other toppings that is cut into slices.",
+     "A whole round shaped sandwich with cheese and other toppings that is cut into slices.",
+     "A whole round shaped pizza with cheese that is cut into slices.",
+     "A whole round shaped sandwich with cheese that is cut into slices."),
+    ("hard_object", "Amusing photo toppers of men in a public urinal", "Amusing photo toppers of girls in a public urinal",
+     "Amusing photo toppers of men in a public park", "Amusing photo toppers of girls in a public park"),
+    ("hard_object", "two men on skies standing on a mountain", "two men on skies standing on a beach",
+     "two men standing on a mountain", "two men standing on a beach"),
+    ("hard_object", "Three boats filled with people floating down a river.", "Three boats filled with people floating down a lake.",
+     "Three boats filled with people floating on a river.", "Three boats filled with people floating on a lake."),
 ]
 
 
