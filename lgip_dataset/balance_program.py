@@ -36,8 +36,10 @@ TYPICALITY_BANDS = (1.0, 3.0)  # |typicality| bands (nats) within which the capt
 # above this. Above 0, since a reader of other captions finds the chosen flips less typical than their own reading
 # says: measured on val2017 (the rules' tuning set), the build's typicality at which the audit's context typicality
 # from the Karpathy test captions of other images reads a flip as typical as its caption (a logistic fit over the
-# chosen flips: 0.91 for objects, 0.65 for colours, 0.99 for counts)
-TYPICALITY_OFFSET = {"hard_object": 0.9, "hard_color": 0.65, "hard_count": 1.0}
+# chosen flips: 0.91 for objects, 0.65 for colours, 0.99 for counts). Colours' 0.45 (2.20.0) sits between that reading and
+# the audit's typicality from the other folds, which read 0.456 and 0.446 at 0.65 (val2017 seeds 0 and 1; 0.475 and
+# 0.462 at 0.45, the corpus reading 0.521 and 0.515)
+TYPICALITY_OFFSET = {"hard_object": 0.9, "hard_color": 0.45, "hard_count": 1.0}
 FLIP_WORTH = 1.0  # what a chosen flip is worth
 TYPE_COVER_WORTH = 2.0  # what an image with a flip of a type is worth, beyond its flips
 HARD_TYPE_COVER_WORTH = 5.0  # the same for a hard type (HARD), which must reach its coverage under the offsets
