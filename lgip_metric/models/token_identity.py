@@ -18,17 +18,36 @@ def tokenizer_digest(tokenizer) -> str | None:
     extra = {name: _plain(getattr(tokenizer, name, None)) for name in ("context_length", "clean_fn", "reduction_fn",
                                                                     "strip_sep_token")}
     if backend is not None:
-        text = backend.to_str()
+        rules = hashlib.sha256(backend.to_str().encode()).hexdigest()
     elif hasattr(tokenizer, "encoder") and hasattr(tokenizer, "bpe_ranks"):
-        text = json.dumps({"encoder": sorted(tokenizer.encoder.items()),
-                           "merges": sorted((rank, list(pair)) for pair, rank in tokenizer.bpe_ranks.items()),
-                           "special": [getattr(tokenizer, "sot_token_id", None), getattr(tokenizer, "eot_token_id", None),
-                                       list(getattr(tokenizer, "all_special_ids", []))]})
+        rules = _simple_rules(tokenizer)
     else:
         return None
-    digest = hashlib.sha256(text.encode())
+    digest = hashlib.sha256(bytes.fromhex(rules))
     digest.update(json.dumps({"class": type(tokenizer).__name__, **extra}, sort_keys=True).encode())
     return digest.hexdigest()
+
+
+_SEEN: list[tuple[dict, dict, list, str]] = []  # the last vocabularies digested: (encoder, merges, special, digest)
+SEEN_KEPT = 4
+
+
+def _simple_rules(tokenizer) -> str:
+    """SHA-256 of a ``SimpleTokenizer``'s vocabulary, merges and special ids. Each model of a sweep loads its own
+    tokenizer: one whose tables equal (``==``, item by item) those of one digested before gets that digest back
+    instead of serialising its ~100,000 entries again (0.1 s a model on 2 CPU cores)."""
+    special = [getattr(tokenizer, "sot_token_id", None), getattr(tokenizer, "eot_token_id", None),
+               list(getattr(tokenizer, "all_special_ids", []))]
+    for encoder, merges, seen_special, digest in _SEEN:
+        if special == seen_special and tokenizer.encoder == encoder and tokenizer.bpe_ranks == merges:
+            return digest
+    text = json.dumps({"encoder": sorted(tokenizer.encoder.items()),
+                       "merges": sorted((rank, list(pair)) for pair, rank in tokenizer.bpe_ranks.items()),
+                       "special": special})
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    _SEEN.insert(0, (dict(tokenizer.encoder), dict(tokenizer.bpe_ranks), special, digest))
+    del _SEEN[SEEN_KEPT:]
+    return digest
 
 
 def _plain(value):

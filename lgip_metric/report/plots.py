@@ -144,12 +144,15 @@ def _frontier(results: list[Results], out_dir: Path, paper: bool) -> tuple[list[
     ax.grid(alpha=0.3)
     ax.margins(x=0.08, y=0.12)  # room for the labels of the outermost points
     fig.tight_layout()
+    fig.set_layout_engine("none")  # laid out once: no format redraws the figure to lay it out again
     label_boxes = _place_labels(ax, labels, ringed)
+    # The tight box once for both formats, as savefig's "tight" finds it, which draws the figure again per format
+    tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
     paths = []
     for suffix in ("png", "svg"):
         path = out_dir / f"frontier.{suffix}"
         with atomic_path(path) as tmp, plt.rc_context({"svg.hashsalt": "lgip"}):  # same ids every run
-            fig.savefig(tmp, format=suffix, bbox_inches="tight", metadata=_NO_DATE[suffix])
+            fig.savefig(tmp, format=suffix, bbox_inches=tight, metadata=_NO_DATE[suffix])
         paths.append(path)
     plt.close(fig)
     return paths, label_boxes
