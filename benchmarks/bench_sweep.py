@@ -7,7 +7,7 @@ tower: one preprocessing, one tokenizer) as ``local-dir`` folders, then, in this
 ``--repeat`` times, evaluates them (``lgip evaluate`` without intervals, on the CPU):
 
 - one by one: each model a sweep of its own with its own cache, so each decodes every image and tokenises every text,
-  and with this process's text-only baselines and tokenizer digests forgotten before it, as separate
+  and with this process's text-only baselines, tokenizer digests and thumbnails forgotten before it, as separate
   ``lgip evaluate`` processes run;
 - as one sweep (:func:`lgip_metric.sweep.evaluate_models`, one cache): the first model keeps its decoded pixels and
   token ids there, the later ones read them.
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from lgip_dataset import SAMPLE_DIR
 from lgip_metric.models import token_identity
+from lgip_metric.report import qualitative
 from lgip_metric.statistics import blind
 from lgip_metric.sweep import evaluate_models, model_slug
 from lgip_metric.testing import make_tiny_openclip
@@ -63,8 +64,9 @@ def evaluate(models: list[str], out: Path, caches: list[Path], dataset: Path, wo
     groups = [models] if len(caches) == 1 else [[m] for m in models]
     measured, started = {}, time.perf_counter()
     for group, cache in zip(groups, caches):
-        blind._KEPT.clear()  # a new process knows no text-only scores yet, nor any tokenizer's digest
+        blind._KEPT.clear()  # a new process knows no text-only scores yet, no tokenizer's digest, no thumbnail
         token_identity._SEEN.clear()
+        qualitative._MADE.clear()
         done = evaluate_models(group, out / cache.name, dataset=dataset, cache_dir=cache, num_workers=workers,
                                bootstrap=0, progress=False, paper=False,
                                on_run=lambda r: measured.__setitem__(r.model, timings(r.folder)))

@@ -333,3 +333,39 @@ def model_rows_of(frame, block: dict) -> int:
 def test_no_hard_block_without_hard_flips(two, tmp_path):
     paths = report_from_files(two, tmp_path / "report")
     assert "hard.md" not in paths
+
+
+def test_thumbnails_are_made_once_per_process_for_the_same_shards(tmp_path, monkeypatch):
+    """A sweep's later reports read the thumbnails of images an earlier report showed instead of decoding them again:
+    the same bytes as a fresh decode (``decode_image``, 256 px, JPEG quality 85); a dataset whose images config is
+    another file (here a copy elsewhere) decodes afresh."""
+    import shutil
+    from types import SimpleNamespace
+
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_dataset.images import decode_image
+    from lgip_metric.report import qualitative
+
+    monkeypatch.setattr(qualitative, "_MADE", qualitative.OrderedDict())
+    ids = pq.read_table(qualitative.hub_io.config_files(SAMPLE_DIR, schema.IMAGES)[0], columns=["image_id"])
+    wanted = ids.column("image_id").to_pylist()[:3]
+    sample = SimpleNamespace(data={"dataset": {"source": str(SAMPLE_DIR)}})
+    first, problem = qualitative._thumbnails(sample, wanted, tmp_path / "one" / "qualitative")
+    assert problem is None and sorted(first) == sorted(wanted)
+    table = pq.read_table(qualitative.hub_io.config_files(SAMPLE_DIR, schema.IMAGES)[0], columns=["image_id", "image"])
+    for row in table.to_pylist()[:3]:
+        image = decode_image(row["image"]["bytes"])
+        image.thumbnail((qualitative.THUMBNAIL, qualitative.THUMBNAIL))
+        fresh = io.BytesIO()
+        image.save(fresh, format="JPEG", quality=85)
+        assert (tmp_path / "one" / first[row["image_id"]]).read_bytes() == fresh.getvalue()
+
+    decoded = []
+    real = qualitative.decode_image
+    monkeypatch.setattr(qualitative, "decode_image", lambda data: decoded.append(1) or real(data))
+    again, _ = qualitative._thumbnails(sample, wanted, tmp_path / "two" / "qualitative")
+    assert decoded == [] and again == first
+    assert all((tmp_path / "two" / again[i]).read_bytes() == (tmp_path / "one" / first[i]).read_bytes() for i in wanted)
+    copy = shutil.copytree(SAMPLE_DIR, tmp_path / "copy")
+    qualitative._thumbnails(SimpleNamespace(data={"dataset": {"source": str(copy)}}), wanted, tmp_path / "three")
+    assert len(decoded) == len(wanted)

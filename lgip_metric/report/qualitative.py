@@ -6,6 +6,8 @@ over the original caption. Thumbnails come from the dataset's ``images`` config 
 """
 from __future__ import annotations
 
+import io
+from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
@@ -47,22 +49,44 @@ def _edit(caption: str, variant: str) -> str:
     return f"{' '.join(old[start:len(old) - end]) or '∅'} → {' '.join(new[start:len(new) - end]) or '∅'}"
 
 
+_MADE: OrderedDict[tuple, bytes] = OrderedDict()  # JPEG thumbnails made in this process, by (shards, image id)
+MADE_KEPT = 512  # about 10 MB: a sweep's later reports read their images' thumbnails back instead of decoding them
+
+
+def _thumbnail(cells: ImageCells, shards: tuple, position: int, image_id: int) -> bytes:
+    """The JPEG thumbnail of the image at ``position`` (ImageError where it cannot be decoded), made once per process
+    for the same shards (their paths, sizes and modification times) and image."""
+    key = (shards, image_id)
+    if key in _MADE:
+        _MADE.move_to_end(key)
+        return _MADE[key]
+    image = decode_image((cells.cell(position) or {}).get("bytes"))
+    image.thumbnail((THUMBNAIL, THUMBNAIL))
+    out = io.BytesIO()
+    image.save(out, format="JPEG", quality=85)
+    _MADE[key] = out.getvalue()
+    while len(_MADE) > MADE_KEPT:
+        _MADE.popitem(last=False)
+    return _MADE[key]
+
+
 def _thumbnails(result: Results, image_ids, folder: Path) -> tuple[dict, str | None]:
     """Write JPEG thumbnails of ``image_ids``; (image id -> relative path, or None and the reason)."""
     source = result.data["dataset"].get("source")
     try:
-        cells = ImageCells(hub_io.config_files(source, schema.IMAGES))  # only the wanted rows' bytes are read
+        files = hub_io.config_files(source, schema.IMAGES)
+        cells = ImageCells(files)  # only the wanted rows' bytes are read
+        shards = tuple((str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in files)
         ids = cells.image_ids().tolist()
         wanted = {int(i) for i in image_ids}
         out = {}
         for position in (p for p, i in enumerate(ids) if i in wanted):
             try:
-                image = decode_image((cells.cell(position) or {}).get("bytes"))
+                thumbnail = _thumbnail(cells, shards, position, ids[position])
             except ImageError:  # an unusable image gets no thumbnail; its captions are still shown
                 continue
-            image.thumbnail((THUMBNAIL, THUMBNAIL))
             folder.mkdir(parents=True, exist_ok=True)
-            image.save(folder / f"{ids[position]}.jpg", quality=85)
+            (folder / f"{ids[position]}.jpg").write_bytes(thumbnail)
             out[ids[position]] = f"{folder.name}/{ids[position]}.jpg"
         return out, None
     except (LGIPError, OSError) as err:
