@@ -1,5 +1,5 @@
-"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0, 2.17.0, 2.18.0 and 2.20.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
-2.9.0; every development round; the 2.12.0, 2.13.0, 2.16.0 and 2.19.0 draws, the 2.14.0, 2.15.0 and 2.17.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
+"""The rules hard families 2.5.0, 2.6.0, 2.10.0, 2.12.0, 2.13.0, 2.14.0, 2.15.0, 2.16.0, 2.17.0, 2.18.0, 2.20.0 and 2.21.0 took from blind-judged draws (2.4.0, 2.5.0; 2.8.0 and
+2.9.0; every development round; the 2.12.0, 2.13.0, 2.16.0, 2.19.0 and 2.20.0 draws, the 2.14.0, 2.15.0 and 2.17.0 development draws): each named failure is no longer a candidate, while a caption without the word that makes it
 fail still takes the same flip (so no test passes because the flip was never made), unless 2.12.0 left the swap out
 everywhere."""
 from __future__ import annotations
@@ -198,7 +198,7 @@ CASES = [
     ("hard_object", "All of the umbrellas are folded up.", "All of the suitcases are folded up.",
      "All of the umbrellas are on the ground.", "All of the suitcases are on the ground."),
     ("hard_object", "A man is plowing the field in preparation.", "A man is plowing the beach in preparation.",
-     "A man is walking in the field in the morning.", "A man is walking in the beach in the morning."),
+     "A man is walking on the field in the morning.", "A man is walking on the beach in the morning."),
     ("hard_color", "A horse with a white spot on it's forehead is visible through the leaves.",
      "A horse with a red spot on it's forehead is visible through the leaves.",
      "A horse with a white bridle on it's head is visible through the leaves.",
@@ -472,6 +472,20 @@ CASES = [
      "two men standing on a mountain", "two men standing on a beach"),
     ("hard_object", "Three boats filled with people floating down a river.", "Three boats filled with people floating down a lake.",
      "Three boats filled with people floating on a river.", "Three boats filled with people floating on a lake."),
+    # 2.21.0, from the 2.20.0 sealed draw (300 Karpathy-only flips; development data since)
+    ("hard_object", "A giraffe and a zebra eating together in a park.", "A giraffe and a zebra eating together in a street.",
+     "A horse and a dog eating together in a park.", "A horse and a dog eating together in a street."),
+    ("hard_object", "A kitchen filled with lots of counter space.", "A living room filled with lots of counter space.",
+     "A kitchen filled with lots of space.", "A living room filled with lots of space."),
+    ("hard_object", "Two brown bears are walking through a field of tall grass.",
+     "Two brown elephants are walking through a field of tall grass.",
+     "Two bears are walking through a field of tall grass.", "Two elephants are walking through a field of tall grass."),
+    ("hard_object", "Black and white historical photo man next to motorized bicycle.",
+     "Black and white historical photo man next to motorized motorcycle.",
+     "Black and white historical photo man next to old bicycle.", "Black and white historical photo man next to old motorcycle."),
+    ("hard_object", "A group of people that are sitting on bikes in the street.",
+     "A group of people that are sitting on bikes in the beach.",
+     "A group of people that are sitting on bikes on the street.", "A group of people that are sitting on bikes on the beach."),
 ]
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-LEXICON_VERSION = "1.17.0"
+LEXICON_VERSION = "1.18.0"
 FILES = ("templates", "objects", "colors", "numbers", "function_words", "common_words")  # + probes.json (probe_lexicon.py)
 
 

@@ -77,7 +77,7 @@ MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 1.0}
 # with a hard flip at 8 nats, 95.02% at 10, the images it adds each by a count flip, "A desk" -> "Desks containing")
 POOL_MAX_DROP = {"hard_object": 8.0, "hard_color": 8.0, "hard_count": 10.0, "hard_relation": 8.0}
 DEFINITE = frozenset(("the", "these", "those", "this", "that"))  # "The two cats" never becomes "The one cat"
-VERSION = "2.20.0"
+VERSION = "2.21.0"
 
 
 def _object_key(ctx: CaptionContext, replacement: str) -> str:
