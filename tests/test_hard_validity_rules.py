@@ -486,6 +486,12 @@ CASES = [
     ("hard_object", "A group of people that are sitting on bikes in the street.",
      "A group of people that are sitting on bikes in the beach.",
      "A group of people that are sitting on bikes on the street.", "A group of people that are sitting on bikes on the beach."),
+    ("hard_color", "A tall church tower under a blue sky filled with white fluffy clouds.",
+     "A tall church tower under a blue sky filled with yellow fluffy clouds.",
+     "A tall church tower under a blue sky filled with white fluffy flags.",
+     "A tall church tower under a blue sky filled with yellow fluffy flags."),
+    ("hard_color", "Baked pizza with red tomatoes and green olives.", "Baked pizza with red tomatoes and white olives.",
+     "Baked pizza with red tomatoes and green napkins.", "Baked pizza with red tomatoes and white napkins."),
 ]
 
 

@@ -382,14 +382,19 @@ def color_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
     colour word is inserted as often as it is removed) that its noun can have (lexicon
     ``hard_natural_colors``: no gray tulip; none in a name, "green granny smith apples", "silver ware"); none of a
     food's colour it cannot have (:func:`_slip`)."""
-    natural = ctx.lex.hard_natural_colors
     sites = []
     for wide in map(functools.partial(colors.every_word_site, ctx), colors.color_sites(ctx)):
-        noun = _natural_kind(ctx, wide)
+        bound = _natural_bound(ctx, _natural_kind(ctx, wide))
         slip = _slip(ctx, wide)
         sites.append(iter([colors.color_flip(ctx, wide, c, "hard_color") for c in wide.targets if not slip
-                           and (noun not in natural or ctx.lex.color_group[c] in natural[noun])]))
+                           and (bound is None or ctx.lex.color_group[c] in bound)]))
     return sites
+
+
+def _natural_bound(ctx: CaptionContext, noun: str | None) -> frozenset[str] | None:
+    """The colour groups ``noun`` can have: its ``hard_natural_colors``, else its ``natural_colors`` (None: any)."""
+    lex = ctx.lex
+    return lex.hard_natural_colors.get(noun, lex.natural_colors.get(noun)) if noun is not None else None
 
 
 def _slip(ctx: CaptionContext, site: colors.ColorSite) -> bool:
@@ -403,14 +408,18 @@ def _slip(ctx: CaptionContext, site: colors.ColorSite) -> bool:
 
 
 def _natural_kind(ctx: CaptionContext, site: colors.ColorSite) -> str | None:
-    """The noun whose ``hard_natural_colors`` bound the colours of ``site``: the noun it describes, or else the
-    singular of the word right after it where that is a natural kind of the lexicon (a form the colour family
-    takes for a verb: "yellow eyes")."""
-    nxt = ctx.next_word(site.index)
-    if site.noun is not None or nxt is None or not ctx.joined(site.index, site.index + 1):
+    """The noun whose natural colours bound those of ``site``: the noun it describes, or else the first word within
+    three joined content words after it whose singular is a natural kind of the lexicon (a form the colour family
+    takes for a verb, "yellow eyes", "white clouds"; one after an adjective, "white fluffy clouds")."""
+    if site.noun is not None:
         return site.noun
-    singular = noun_for_number(nxt.low, singular=True)
-    return singular if singular in ctx.lex.hard_natural_colors else None
+    for j in range(site.index + 1, min(site.index + 4, len(ctx.tokens))):
+        if not ctx.joined(j - 1, j) or not ctx.is_content(ctx.tokens[j]):
+            return None
+        singular = noun_for_number(ctx.tokens[j].low, singular=True)
+        if singular in ctx.lex.hard_natural_colors or singular in ctx.lex.natural_colors:
+            return singular
+    return None
 
 
 def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Variant]]:
