@@ -55,7 +55,7 @@ MADE_KEPT = 512  # about 10 MB: a sweep's later reports read their images' thumb
 
 def _thumbnail(cells: ImageCells, shards: tuple, position: int, image_id: int) -> bytes:
     """The JPEG thumbnail of the image at ``position`` (ImageError where it cannot be decoded), made once per process
-    for the same shards (their paths, sizes and modification times) and image."""
+    for the same shards (their folder and :meth:`~lgip_dataset.hub_io.DatasetFiles.stamp`) and image."""
     key = (shards, image_id)
     if key in _MADE:
         _MADE.move_to_end(key)
@@ -74,9 +74,10 @@ def _thumbnails(result: Results, image_ids, folder: Path) -> tuple[dict, str | N
     """Write JPEG thumbnails of ``image_ids``; (image id -> relative path, or None and the reason)."""
     source = result.data["dataset"].get("source")
     try:
-        files = hub_io.config_files(source, schema.IMAGES)
-        cells = ImageCells(files)  # only the wanted rows' bytes are read
-        shards = tuple((str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in files)
+        files = hub_io.DatasetFiles(source)
+        images = files.shards(schema.IMAGES)
+        cells = ImageCells(images)  # only the wanted rows' bytes are read
+        shards = (str(images[0].parent), files.stamp(schema.IMAGES))
         ids = cells.image_ids().tolist()
         wanted = {int(i) for i in image_ids}
         out = {}
