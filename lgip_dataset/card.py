@@ -240,7 +240,8 @@ def _judged_section(judged: dict | None) -> str | None:
     return ("## Blind judgements\n\nFlips labelled by blind judges (`lgip judge`; docs/judging.md), applied from the "
             f"label stores {stores} and matched by their exact texts. A judged flip's `judged` column in `pairs` holds "
             "its labels, their judges and the majority label (a tie counts against valid); the `validated` config holds "
-            f"the {judged.get('validated_rows', 0):,} rows `lgip evaluate --validated` scores.\n\n" + "\n".join(rows)
+            f"the {judged.get('validated_rows', 0):,} rows `lgip evaluate --validated` scores (a judged flip only when "
+            "every judge labelled it valid).\n\n" + "\n".join(rows)
             + _choice_table(judged.get("validated_choice") or {}))
 
 

@@ -425,8 +425,8 @@ def _write_validated(staging: Path, pairs: dict[str, list], statistics: FoldedCo
     (:func:`lgip_dataset.judging.validated`), the compositional families' valid flips chosen across the build
     (:func:`~lgip_dataset.judging.validated_choice.choose_validated`, by the build's ``statistics``); return how many
     rows (none: no config, an empty one would not load) and the choice's figures per family."""
-    majorities = [record and record["majority"] for record in pairs["judged"]]
-    keep = np.flatnonzero(validated_mask(pairs["kind"], pairs["type"], majorities))
+    labels = [record and record["labels"] for record in pairs["judged"]]
+    keep = np.flatnonzero(validated_mask(pairs["kind"], pairs["type"], labels))
     keep, choice = choose_validated(pairs, keep, statistics, seed) if statistics is not None else (keep, {})
     if len(keep):
         kept = {name: [column[i] for i in keep] for name, column in pairs.items()}

@@ -119,6 +119,24 @@ def test_majority_breaks_a_tie_against_valid():
     assert not judging.disputed([VALID, ABSURD, VALID]) and not judging.disputed([ABSURD])
 
 
+def test_a_gzip_compressed_key_merges_as_its_plain_twin(tmp_path):
+    """The judged rounds keep their keys gzip-compressed: such a key gives the same store, sheet name included."""
+    key = draw(tmp_path, "--types", CORE_FLIPS, "--n", "6", "--seed", "3", name="census_key_1")
+    packed = tmp_path / "packed" / "census_key_1.json.gz"
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress((tmp_path / "census_key_1.json").read_bytes(), mtime=0))
+    labels = label_file(tmp_path / "ann.tsv", key, lambda e: ABSURD if e["item"] % 2 else VALID)
+    merge(tmp_path / "census_key_1.json", tmp_path / "plain.jsonl", ann=labels)
+    merge(packed, tmp_path / "packed.jsonl", ann=labels)
+    assert (tmp_path / "packed.jsonl").read_bytes() == (tmp_path / "plain.jsonl").read_bytes()
+    assert {x["sheet"] for r in judging.read_store(tmp_path / "packed.jsonl").values() for x in r["labels"]} \
+        == {"census_key_1"}
+    assert judging.read_key(packed) == key
+    packed.write_bytes(b"\x1f\x8b not gzip")
+    with pytest.raises(DataError, match="census_key_1.json.gz: cannot read it as JSON"):
+        judging.read_key(packed)
+
+
 def test_two_sheets_of_several_judges_merge_into_one_store_and_a_third_judge_settles_the_disputes(tmp_path):
     assert lgip(["judge", "draw", str(SAMPLE_DIR), "--types", CORE_FLIPS, "--n", "12", "--split", "2",
                  "--sheet", str(tmp_path / "s.md"), "--key", str(tmp_path / "k.json")]) == 0
@@ -265,7 +283,7 @@ def test_a_bad_label_file_is_refused_naming_its_line(tmp_path, capsys, content, 
     (["draw", "{empty}", "--types", "object", "--n", "3"], "has no parquet files for config 'pairs'"),
     (["draw", "{sample}", "--types", "object,nonsense", "--n", "3"], "has no flip of type 'nonsense'"),
     (["draw", "{sample}", "--types", "object", "--n", "100000"], "ask for --n"),
-    (["draw", "{sample}", "--types", "object", "--all", "--validated-only"], "no flip of"),
+    (["draw", "{sample}", "--types", "hard_count", "--n", "36", "--validated-only"], "ask for --n"),  # 36 in pairs
     (["draw", "{sample}", "--types", "object", "--n", "3", "--exclude-judged", "{empty}/s.jsonl"], "no such label store"),
     (["merge", "--key", "{empty}/key.json", "--labels", "a={empty}/a.tsv", "--store", "{empty}/s.jsonl"],
      "no such key file"),
@@ -311,13 +329,22 @@ def build(sample_coco_dir, out: Path, ids: list[int], *extra: str) -> Path:
     return out
 
 
+def empty_shipped_store(tmp_path: Path, monkeypatch) -> None:
+    """The package's store labels val2017 flips, some of them this sample's: an empty one of its name stands in."""
+    from lgip_dataset.judging import store as store_module
+    shipped = tmp_path / "package" / judging.SHIPPED_STORE.name
+    shipped.parent.mkdir()
+    shipped.write_bytes(gzip.compress(b"", mtime=0))
+    monkeypatch.setattr(store_module, "SHIPPED_STORE", shipped)
+
+
 def expected_validated(pairs: pd.DataFrame) -> set[str]:
-    """The row ids the validated rule keeps, by its statement: every paraphrase, every flip whose majority is
-    valid, and the unlabelled flips of the core and hard groups (the registry's table)."""
+    """The row ids the validated rule keeps, by its statement: every paraphrase, every flip all of whose judges
+    labelled it valid, and the unlabelled flips of the core and hard groups (the registry's table)."""
     keep = set()
     for row in pairs.itertuples():
         group = VARIANT_TYPES.get(row.type, {}).get("group", "imported")
-        if row.kind == "paraphrase" or (row.judged is not None and row.judged["majority"] == VALID) \
+        if row.kind == "paraphrase" or (row.judged is not None and set(row.judged["labels"]) == {VALID}) \
                 or (row.judged is None and group in ("core", "hard")):
             keep.add(row.row_id)
     return keep
@@ -325,20 +352,14 @@ def expected_validated(pairs: pd.DataFrame) -> set[str]:
 
 def test_labels_survive_a_rebuild_and_the_validated_config_holds_what_the_rule_keeps(sample_coco_dir, image_ids,
                                                                                      tmp_path, monkeypatch):
-    # the package's store labels val2017 flips, some of them this sample's: an empty one of its name stands in, so
-    # every label the builds carry is this test's own
-    import gzip
-    from lgip_dataset.judging import store as store_module
-    shipped = tmp_path / "package" / judging.SHIPPED_STORE.name
-    shipped.parent.mkdir()
-    shipped.write_bytes(gzip.compress(b"", mtime=0))
-    monkeypatch.setattr(store_module, "SHIPPED_STORE", shipped)
+    empty_shipped_store(tmp_path, monkeypatch)
     first = build(sample_coco_dir, tmp_path / "first", image_ids[:8], "--no-images", "--families", "all")
     extended = "negation,scramble_all"
     key = draw(tmp_path, str(first), "--types", f"{extended},object", "--n", "12", "--per-type")
     store = tmp_path / "store.jsonl.gz"
     merge(tmp_path / "sheet.json", store, ann=label_file(tmp_path / "a.tsv", key, lambda e: VALID),
-          bob=label_file(tmp_path / "b.tsv", key, lambda e: ABSURD if e["item"] % 3 == 0 else VALID))
+          bob=label_file(tmp_path / "b.tsv", key, lambda e: ABSURD if e["item"] % 3 == 0 else VALID),
+          cy=label_file(tmp_path / "c.tsv", key, lambda e: VALID))  # every third flip: valid to most, not to all
     judged_first = build(sample_coco_dir, tmp_path / "judged-first", image_ids[:8], "--no-images", "--families", "all",
                          "--judged", str(store))
     rebuilt = build(sample_coco_dir, tmp_path / "rebuilt", image_ids[:12], "--no-images", "--families", "all",
@@ -351,7 +372,7 @@ def test_labels_survive_a_rebuild_and_the_validated_config_holds_what_the_rule_k
         for row in pairs.itertuples():
             labels = records.get((row.caption, row.variant))
             expected = None if labels is None or row.kind != "flip" else {
-                "labels": [x["label"] for x in labels["labels"]], "judges": ["ann", "bob"],
+                "labels": [x["label"] for x in labels["labels"]], "judges": ["ann", "bob", "cy"],
                 "majority": judging.majority([x["label"] for x in labels["labels"]])}
             assert row.judged == expected, row.row_id
         assert {(c, v) for c, v, j in zip(pairs["caption"], pairs["variant"], pairs["judged"]) if j} == set(records)
@@ -382,6 +403,7 @@ def test_a_folder_built_before_labels_loads_and_draws(tmp_path):
     (shard,) = (old / schema.PAIRS).glob("*.parquet")
     pairs = hub_io.load_config(SAMPLE_DIR, schema.PAIRS).remove_columns("judged")
     pairs.to_parquet(str(shard))
+    shutil.rmtree(old / schema.VALIDATED, ignore_errors=True)  # written only from labels
     assert "judged" not in hub_io.load_config(old, schema.PAIRS).column_names
     assert judging.draw(old, ["object"], n=5) == judging.draw(SAMPLE_DIR, ["object"], n=5)
     with pytest.raises(DataError, match="no flip of .* carries labels"):
@@ -400,7 +422,8 @@ def base_pair_pr(scores: pd.DataFrame, type_: str) -> float:
 
 
 def test_evaluate_validated_drops_what_the_rule_drops_and_reports_pr_on_both(sample_coco_dir, image_ids, tmp_path,
-                                                                           capsys):
+                                                                           capsys, monkeypatch):
+    empty_shipped_store(tmp_path, monkeypatch)  # every label of these builds is this test's own
     folder = build(sample_coco_dir, tmp_path / "build", image_ids[:6], "--images", str(sample_coco_dir / "val2017_images"),
                    "--families", "core,hard,negation")
     key = draw(tmp_path, str(folder), "--types", "object,negation,hard_object", "--n", "6", "--per-type", "--seed", "4")

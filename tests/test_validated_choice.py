@@ -131,11 +131,15 @@ def test_a_build_writes_the_chosen_flips_and_evaluate_validated_scores_the_same_
     (["--pairs", "{table}", "--config", "validated"], "--config validated names a config of an `lgip build` folder"),
 ])
 def test_audit_config_refuses_what_it_cannot_read(tmp_path, capsys, args, says):
+    import shutil
+
     from lgip_dataset import SAMPLE_DIR
 
     table = tmp_path / "pairs.csv"
     table.write_text("image_id,caption,variant\n1,a dog,a cat\n", encoding="utf-8")
-    args = [a.format(plain=SAMPLE_DIR, table=table) for a in args]
+    plain = tmp_path / "plain"  # the sample as built without labels
+    shutil.copytree(SAMPLE_DIR, plain, ignore=shutil.ignore_patterns(schema.VALIDATED))
+    args = [a.format(plain=plain, table=table) for a in args]
     assert lgip(["audit", *args]) == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err

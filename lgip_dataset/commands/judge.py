@@ -61,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     merge.add_argument("--labels", type=_judge_file, action="append", required=True, metavar="NAME=FILE",
                        help="a judge's name and label file (lines '<item>\\t<label>\\t<reason>'); once per judge")
     merge.add_argument("--store", type=Path, required=True, help="the label store (.jsonl or .jsonl.gz)")
-    merge.add_argument("--sheet-name", default=None, help="the sheet's name noted with each label (default: the key's stem)")
+    merge.add_argument("--sheet-name", default=None,
+                       help="the sheet's name noted with each label (default: the key's file name less .json[.gz])")
     report = actions.add_parser("report", help="count a label store's labels per type, with the judges' agreement",
                                 description="Print the majority labels per type and class with Clopper-Pearson 95% "
                                             "intervals, Cohen's and Fleiss' kappa, and the flips not judged valid.")
@@ -118,7 +119,7 @@ def _merge(args: argparse.Namespace) -> int:
     if repeated:
         raise DataError(f"--labels: judge {', '.join(map(repr, repeated))} is named twice; give each judge one file")
     labels = {name: judging.read_labels(path, len(key), key=f"--key {args.key}") for name, path in args.labels}
-    sheet = args.sheet_name or args.key.stem
+    sheet = args.sheet_name or judging.sheet_name(args.key)
     with judging.store_lock(store_path):  # a second merge into this store waits: neither loses a label
         store = judging.read_store(store_path) if store_path.exists() else {}
         given = judging.merge(store, key, labels, sheet)

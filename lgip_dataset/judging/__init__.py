@@ -15,7 +15,8 @@
 Each module has one job: :mod:`.labels` (the labels, majority, label files), :mod:`.store`, :mod:`.draw`,
 :mod:`.report` and :mod:`.builds`; this package gives their public names.
 """
-from lgip_dataset.judging.draw import blind_sheet, draw, first_is_original, folder_flips, key_text, rank, read_key, split
+from lgip_dataset.judging.draw import (blind_sheet, draw, first_is_original, folder_flips, key_text, rank, read_key,
+                                       sheet_name, split)
 from lgip_dataset.judging.labels import LABELS, VALID, disputed, judged_record, majority, read_labels
 from lgip_dataset.judging.report import agreement, clopper_pearson, judged_counts, records_of, report_markdown
 from lgip_dataset.judging.store import (SHIPPED_STORE, check_store_name, default_stores, merge, read_store,
@@ -25,5 +26,5 @@ from lgip_dataset.judging.builds import RULE, LabelStores, validated, validated_
 __all__ = ["LABELS", "RULE", "SHIPPED_STORE", "VALID", "LabelStores", "agreement", "blind_sheet", "check_store_name",
            "clopper_pearson", "default_stores", "disputed", "draw", "first_is_original", "folder_flips",
            "judged_counts", "judged_record", "key_text", "majority", "merge", "rank", "read_key", "read_labels",
-           "read_store", "records_of", "report_markdown", "split", "store_lock", "validated", "validated_mask",
+           "read_store", "records_of", "report_markdown", "sheet_name", "split", "store_lock", "validated", "validated_mask",
            "write_store"]

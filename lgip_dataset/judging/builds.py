@@ -16,7 +16,10 @@ from lgip_dataset.perturb.registry import variant_types
 from lgip_dataset.statistics_captions import file_sha256
 
 RULE_GROUPS = ("core", "hard")  # the groups whose unlabelled flips stand validated by their rules and sampled draws
-RULE = ("every paraphrase; a flip whose judges' majority label is valid (of hard_relation, spatial and binding, those "
+# Every judge, not most: of the validated compositional flips that later sealed draws judged again (three fresh
+# judges each, 2.13.0-2.21.0), those with a dissenting label (2 of 3 valid) were not valid to the fresh majority 8
+# times in 26, those all judges called valid 10 times in 508
+RULE = ("every paraphrase; a flip every judge labelled valid (of hard_relation, spatial and binding, those "
         "the build chose across its valid flips so that text alone cannot tell them); an unlabelled flip of a core or "
         "hard type (validated by its rules and sampled draws); no other flip (an unlabelled extended or imported one)")
 
@@ -27,20 +30,20 @@ def _group(type_: str) -> str:
     return variant_types().get(type_, {}).get("group", "imported")
 
 
-def validated(kind: str, type_: str, majority: str | None) -> bool:
-    """Whether the validated rule keeps a row (:data:`RULE`): ``majority`` is its flip's majority label, None
-    for a flip nobody labelled."""
+def validated(kind: str, type_: str, labels: Sequence[str] | None) -> bool:
+    """Whether the validated rule keeps a row (:data:`RULE`): ``labels`` are its flip's judges' labels, None (or
+    none) for a flip nobody labelled."""
     if kind != schema.FLIP:
         return True
-    if majority is not None:
-        return majority == VALID
+    if labels:
+        return all(label == VALID for label in labels)
     return _group(type_) in RULE_GROUPS
 
 
-def validated_mask(kinds: Sequence[str], types: Sequence[str], majorities: Sequence[str | None]) -> np.ndarray:
-    """:func:`validated` of every row, as a boolean array (decided once per distinct kind, type and majority)."""
+def validated_mask(kinds: Sequence[str], types: Sequence[str], labels: Sequence[Sequence[str] | None]) -> np.ndarray:
+    """:func:`validated` of every row, as a boolean array (decided once per distinct kind, type and labels)."""
     decided: dict[tuple, bool] = {}
-    rows = zip(kinds, types, majorities)
+    rows = zip(kinds, types, (None if judged is None else tuple(judged) for judged in labels))
     return np.fromiter((decided[row] if row in decided else decided.setdefault(row, validated(*row)) for row in rows),
                        dtype=bool, count=len(kinds))
 

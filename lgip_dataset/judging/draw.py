@@ -9,8 +9,10 @@ can tell neither the original from the flip nor which family made it.
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Sequence
 
@@ -121,16 +123,23 @@ def key_text(key: list[dict]) -> str:
     return json.dumps(key, indent=1, ensure_ascii=False) + "\n"
 
 
+def sheet_name(key: str | Path) -> str:
+    """The sheet a key's labels are noted with in a store: the key's file name less ``.json`` / ``.json.gz``."""
+    return Path(key).name.removesuffix(".gz").removesuffix(".json")
+
+
 def read_key(path: str | Path) -> list[dict]:
     """The key of a sheet (what :func:`blind_sheet` returns, as :func:`key_text` writes it); DataError naming
     the file and the first entry that is not an item of it, or that repeats the flip of an earlier item (a
-    judge's label file would give that flip two labels)."""
+    judge's label file would give that flip two labels). A key whose name ends in ``.gz`` is read gzip-compressed
+    (the form the judged rounds keep under docs/judged)."""
     path = Path(path)
     try:
-        key = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        key = json.loads((gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8"))
     except FileNotFoundError:
         raise DataError(f"--key {path}: no such key file (`lgip judge draw` writes one beside its sheet)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise DataError(f"--key {path}: cannot read it as JSON ({err}); give the key `lgip judge draw` wrote") from None
     if not isinstance(key, list) or not key:
         raise DataError(f"--key {path}: not a key (a non-empty JSON list of items); give the key `lgip judge draw` wrote")

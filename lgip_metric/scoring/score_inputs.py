@@ -43,11 +43,11 @@ def validated_rows(files: DatasetFiles, config: str, rows: pa.Table) -> np.ndarr
         chosen = files.table(schema.VALIDATED, ["row_id"]).column("row_id")
         keep = pc.is_in(rows.column("row_id"), value_set=chosen).to_numpy(zero_copy_only=False)
     else:
-        majorities = [None] * rows.num_rows
+        labels = [None] * rows.num_rows
         if "judged" in files.column_names(config):
             judged = files.table(config, ["judged"]).slice(0, rows.num_rows).column("judged")
-            majorities = pc.struct_field(judged, "majority").to_pylist()
-        keep = validated_mask(rows.column("kind").to_pylist(), rows.column("type").to_pylist(), majorities)
+            labels = pc.struct_field(judged, "labels").to_pylist()
+        keep = validated_mask(rows.column("kind").to_pylist(), rows.column("type").to_pylist(), labels)
     if not keep.any():
         raise DataError(f"--validated: the validated rule keeps none of the {rows.num_rows:,} rows of config {config!r} "
                         f"of {files.dataset} (it keeps {RULE}); score them without --validated")
