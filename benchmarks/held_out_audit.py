@@ -111,6 +111,13 @@ def _instruments(entry: dict) -> dict:
                                                                ("corpus_trigram", "trigram, corpus")) if entry.get(key)}
 
 
+def compositional_set(folder: Path) -> str:
+    """The set a given ``--families all`` build holds, named from its build record (captions file, size, seed)."""
+    info = json.loads((folder / "lgip_build.json").read_text(encoding="utf-8"))
+    return (f"{info['source']['captions']} ({info['counts']['captions']:,} captions), seed {info['seed']}, "
+            "--families all")
+
+
 def compositional(folder: Path, name: str, seed: int) -> dict:
     """The held-out figures of the compositional families on the validated config of a ``--families all`` build, and
     whether each meets :data:`STANDARD` (every instrument within it)."""
@@ -221,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             folder = args.compositional_build or (args.keep or tmp) / "build-all"
             if not args.compositional_build:
                 timed_build(merged_captions(args.annotations, tmp), folder, seeds[0], None, args.workers, "all")
-            extra["compositional"] = compositional(folder, f"val2017 + Karpathy test, seed {seeds[0]}, --families all",
-                                                   seed=0)
+            extra["compositional"] = compositional(folder, compositional_set(folder) if args.compositional_build else
+                                                   f"val2017 + Karpathy test, seed {seeds[0]}, --families all", seed=0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps({**provenance(), "records": records, **extra}, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(markdown(records))

@@ -101,16 +101,25 @@ def held_out_figures(reference: dict) -> dict[str, str]:
         out["table.held_out_paper"] = f"\n{paper}\n"
     if reference.get("compositional"):
         out["table.compositional"] = f"\n{held_out_reference.compositional_table(reference['compositional'])}\n"
-    judged = reference.get("judged")
-    if judged:
-        out |= {"judged.drawn": _count(judged["drawn"]), "judged.judges": str(judged["judges"]),
-                "judged.seed": str(judged["seed"]), "judged.kappa_min": f"{judged['kappa_min']:.2f}",
-                "judged.kappa_max": f"{judged['kappa_max']:.2f}",
-                "judged.not_valid": _percent(1 - judged["shares"]["valid"])}
-        for label, n in judged["counts"].items():
-            low, high = proportion_confint(n, judged["drawn"], alpha=0.05, method="beta")  # Clopper-Pearson
-            key = f"judged.{label.replace(' ', '_')}"
-            out |= {key: _percent(n / judged["drawn"]), f"{key}.low": f"{low:.1%}", f"{key}.high": f"{high:.1%}"}
+    for name in ("judged", "judged_validated"):  # the sealed draws of all hard flips and of the validated ones
+        if reference.get(name):
+            out |= judged_figures(name, reference[name])
+    return out
+
+
+def judged_figures(name: str, judged: dict) -> dict[str, str]:
+    """``NAME.drawn``, ``.judges``, ``.seed``, the kappas (``.kappa_min``/``.kappa_max``, or ``.same_label`` where
+    kappa is undefined), ``.not_valid`` and each label's share with its Clopper-Pearson 95% interval."""
+    out = {f"{name}.drawn": _count(judged["drawn"]), f"{name}.judges": str(judged["judges"]),
+           f"{name}.seed": str(judged["seed"]), f"{name}.not_valid": _percent(1 - judged["shares"]["valid"])}
+    if judged.get("kappa_min") is not None:
+        out |= {f"{name}.kappa_min": f"{judged['kappa_min']:.2f}", f"{name}.kappa_max": f"{judged['kappa_max']:.2f}"}
+    if judged.get("same_label") is not None:
+        out[f"{name}.same_label"] = f"{judged['same_label']:.0%}"
+    for label, n in judged["counts"].items():
+        low, high = proportion_confint(n, judged["drawn"], alpha=0.05, method="beta")  # Clopper-Pearson
+        key = f"{name}.{label.replace(' ', '_')}"
+        out |= {key: _percent(n / judged["drawn"]), f"{key}.low": f"{low:.1%}", f"{key}.high": f"{high:.1%}"}
     return out
 
 

@@ -116,13 +116,13 @@ def card_section(info: dict) -> str | None:
     note = ("" if version in (None, reference["hard_families_version"]) else
             f" This build's hard families are version {version}; the figures were measured on version "
             f"{reference['hard_families_version']}: re-measure them with the command below.")
-    judged = reference.get("judged")
+    judged, validated = reference.get("judged"), reference.get("judged_validated")
     judged_text = "" if not judged else (
-        f"\n\nJudged blind on a sealed draw of {judged['drawn']} hard flips (drawn after the rules froze, seed "
-        f"{judged['seed']}; {judged['judges']} independent judges, type and original hidden; pairwise Cohen's "
-        f"kappa {judged['kappa_min']:.2f}–{judged['kappa_max']:.2f}): {judged['shares']['linguistically invalid']:.1%} "
-        f"linguistically invalid, {judged['shares']['absurd']:.1%} absurd, {judged['shares']['not a contradiction']:.1%} "
-        "not a contradiction (majority label).")
+        f"\n\nJudged blind on a sealed draw of {judged['drawn']} hard flips (drawn after the rules froze, "
+        f"{_verdicts(judged)}." + ("" if not validated else
+        f" On a sealed draw of {validated['drawn']} hard flips of the `validated` config of the Karpathy-only build "
+        "(every hard flip of that build judged by two blind judges, and kept only when every judge labelled it valid; "
+        f"{_verdicts(validated)}."))
     return ("## Held out: how far text alone goes on instruments the build never used\n\n"
             "The headline figures for the hard flips. Learners of two classes (word, character and context logistic "
             "regressions, naive Bayes on word 1-2-grams; the context learner pairs each changed word with each word both "
@@ -136,6 +136,18 @@ def card_section(info: dict) -> str | None:
             f"{reference['machine']}) by `python benchmarks/held_out_audit.py`; the last column is in-sample, for "
             f"comparison only.{note}\n\n" + table(reference) + _paper_text(reference) + judged_text
             + _compositional_text(reference))
+
+
+def _verdicts(judged: dict) -> str:
+    """A sealed draw's seed, judges and majority shares, for the card."""
+    shares = judged["shares"]
+    kappa = (f"pairwise Cohen's kappa {judged['kappa_min']:.2f}–{judged['kappa_max']:.2f}"
+             if judged.get("kappa_min") is not None else
+             f"the judges gave the same label to {judged['same_label']:.0%} of the flips, so Cohen's kappa is undefined")
+    return (f"seed {judged['seed']}; {judged['judges']} independent judges, type and original hidden; {kappa}): "
+            f"{shares['linguistically invalid']:.1%} "
+            f"linguistically invalid, {shares['absurd']:.1%} absurd, {shares['not a contradiction']:.1%} not a "
+            "contradiction (majority label)")
 
 
 def _paper_text(reference: dict) -> str:

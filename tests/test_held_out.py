@@ -175,7 +175,17 @@ def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes
     assert "| 0.540 / 0.520 | 0.540 / 0.540 / 0.540 | 0.500 |" in section
     assert "| corpus trigram PR: hard_object / hard_color / hard_count |" in section
     assert "2.0% linguistically invalid" in section and "kappa 0.80–0.90" in section
-    assert "were measured on version" not in section
+    assert "were measured on version" not in section and "`validated` config" not in section
+    reference = _reference("9.9.9")
+    reference["judged_validated"] = {**reference["judged"], "drawn": 300, "seed": 8, "kappa_min": None,
+                                     "kappa_max": None, "same_label": 1.0,
+                                     "shares": {"linguistically invalid": 0.0, "absurd": 0.0, "not a contradiction": 0}}
+    monkeypatch.setattr(held_out_reference, "load", lambda: reference)
+    section = held_out_reference.card_section(info)
+    assert ("On a sealed draw of 300 hard flips of the `validated` config of the Karpathy-only build" in section
+            and "seed 8; 3 independent judges" in section and "0.0% linguistically invalid, 0.0% absurd" in section
+            and "the same label to 100% of the flips, so Cohen's kappa is undefined" in section)
+    monkeypatch.setattr(held_out_reference, "load", lambda: _reference("9.9.9"))
     monkeypatch.setattr(held_out_reference, "load", lambda: _reference("1.0.0"))
     assert "This build's hard families are version 9.9.9; the figures were measured on version 1.0.0" in \
         held_out_reference.card_section(info)
@@ -255,6 +265,48 @@ def test_a_later_run_replaces_its_sets_in_place_and_names_its_commit():
         ("val2017 subset, seed 0", 6003, 1), ("val2017 subset, seed 0", 12005, 1), ("val2017, seed 0", 25014, 2),
         ("val2017 + Karpathy test, seed 0", 47058, 1), ("Karpathy test images not in val2017, seed 0", 22044, 2)]
     assert out["records"][2]["git_hash"] == "b" * 40 and "git_hash" not in out["records"][0]
-    assert out["git_hash"] == "a" * 40 and out["compositional"] == {"set": "second"} and "judged" not in out
+    assert out["git_hash"] == "a" * 40 and out["compositional"] == {"set": "second", "git_hash": "b" * 40}
+    assert "judged" not in out
     with pytest.raises(SystemExit, match="again.json: hard_families_version 2.12.0"):
         builder.joined([earlier, {**again, "hard_families_version": "2.12.0"}], [REPO / "earlier.json", REPO / "again.json"])
+
+
+def test_a_sealed_draws_verdicts_count_majorities_and_leave_an_undefined_kappa_undefined(tmp_path):
+    import importlib.util
+
+    from sklearn.metrics import cohen_kappa_score
+
+    spec = importlib.util.spec_from_file_location("held_out_reference_builder", REPO / "builders" / "held_out_reference.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    key = [{"item": k, "type": "hard_color", "caption": f"a red car {k}", "variant": f"a blue car {k}",
+            "original_is": "A"} for k in range(1, 5)]
+    (tmp_path / "key.json").write_text(json.dumps(key), encoding="utf-8")
+
+    def labels(name, *given):
+        path = tmp_path / f"{name}.tsv"
+        path.write_text("".join(f"{k}\t{label}\t\n" for k, label in enumerate(given, 1)), encoding="utf-8")
+        return path
+
+    agreeing = [labels(f"v{j}", *["valid"] * 4) for j in range(3)]
+    verdicts = builder.judged(tmp_path / "key.json", agreeing, seed=5)
+    assert verdicts["shares"]["valid"] == 1.0 and verdicts["kappa_min"] is None and verdicts["same_label"] == 1.0
+    mixed = [labels("a", "valid", "absurd", "valid", "valid"), labels("b", "valid", "absurd", "absurd", "valid"),
+             labels("c", "valid", "valid", "valid", "valid")]
+    verdicts = builder.judged(tmp_path / "key.json", mixed, seed=5)
+    assert verdicts["counts"] == {"valid": 3, "linguistically invalid": 0, "absurd": 1, "not a contradiction": 0}
+    assert verdicts["same_label"] == 0.5 and verdicts["drawn"] == 4 and verdicts["judges"] == 3
+    first, second = ["valid", "absurd", "valid", "valid"], ["valid", "absurd", "absurd", "valid"]
+    assert verdicts["kappa_max"] == pytest.approx(cohen_kappa_score(first, second))  # the one pair both labels vary in
+    assert verdicts["kappa_min"] == pytest.approx(0.0)  # judge c's one label against a's (or b's): no better than chance
+
+
+def test_a_given_compositional_build_is_named_from_its_own_record(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("held_out_audit", REPO / "benchmarks" / "held_out_audit.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    (tmp_path / "lgip_build.json").write_text(json.dumps(
+        {"source": {"captions": "mine.json"}, "counts": {"captions": 22044}, "seed": 3}), encoding="utf-8")
+    assert bench.compositional_set(tmp_path) == "mine.json (22,044 captions), seed 3, --families all"
