@@ -23,11 +23,9 @@ MAX_SAMPLE_BYTES = 10 * 1024 * 1024
 SAMPLE_FAMILIES = "core,hard"  # Table 1's families and the hard set beside it
 SAMPLE_NOTE = """## About this sample
 
-This is the embedded sample shipped inside the `lgip` package so that everything runs on a fresh
-machine with no download: every COCO val2017 image in the project's COCO folder whose Flickr
-license is CC BY 2.0 or CC BY-SA 2.0, with up to 5 human captions each. Rebuild it with
-`python builders/build_sample.py` (the COCO folder beside the repository; `--coco DIR` for another),
-then re-pin the tests' scores with `python builders/pin_sample_scores.py`."""
+Shipped inside the `lgip` package so that everything runs with no download: every COCO val2017 image of
+the project's COCO folder licensed CC BY 2.0 or CC BY-SA 2.0, up to 5 human captions each. Rebuild it with
+`python builders/build_sample.py`, then re-pin the tests' scores with `python builders/pin_sample_scores.py`."""
 
 
 def main(argv: list[str] | None = None) -> int:

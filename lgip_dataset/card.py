@@ -138,17 +138,16 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _counts_table(counts: dict) -> str:
+def _counts_line(counts: dict) -> str:
     """Images, captions, skips, the paraphrases and flips in all (per type: the variant types table) and the
-    groups per type."""
-    lines = ["| what | count |", "|---|---:|"]
-    for key in ("images", "captions", "captions_with_paraphrase", "captions_with_flip", "skipped"):
-        lines.append(f"| {key.replace('_', ' ')} | {counts.get(key, 0):,} |")
-    for plural in ("paraphrases", "flips"):
-        lines.append(f"| {plural} (all) | {counts.get(plural, {}).get('total', 0):,} |")
-    for typ, n in counts.get("groups", {}).items():
-        lines.append(f"| {'groups (all)' if typ == 'total' else f'groups: {typ}'} | {n:,} |")
-    return "\n".join(lines)
+    groups per type, in one paragraph."""
+    groups = counts.get("groups", {})
+    return (f"{counts.get('images', 0):,} images; {counts.get('captions', 0):,} captions "
+            f"({counts.get('captions_with_paraphrase', 0):,} with a paraphrase, {counts.get('captions_with_flip', 0):,} "
+            f"with a flip), {counts.get('skipped', 0):,} skipped; {counts.get('paraphrases', {}).get('total', 0):,} "
+            f"paraphrases and {counts.get('flips', {}).get('total', 0):,} flips in all"
+            + ("" if not groups else "; groups: " + ", ".join(
+                f"{n:,} {'in all' if typ == 'total' else typ}" for typ, n in groups.items())) + ".")
 
 
 def _types_section(families: dict, counts: dict, imported: dict) -> str:
@@ -286,24 +285,21 @@ def _license_section(images: list[ImageEntry] | None) -> str:
         counts[entry.license or "unknown"] = counts.get(entry.license or "unknown", 0) + 1
     lines = [f"- {name} ({FLICKR_LICENSES.get(name, 'see its terms')}): {n:,} image(s)" for name, n in sorted(counts.items())]
     return (text + f" Images: their own Flickr licenses (`license: other`, `license_name: {MIXED_LICENSE_NAME}` "
-            "in the header), per image in the table below:\n\n" + "\n".join(lines))
+            "in the header): each row of the `images` config names its image's license (`license`, `license_url`) "
+            "and source (`flickr_url`), to credit as the license asks.\n\n" + "\n".join(lines))
 
 
 BIAS_RISKS_LIMITATIONS = """- **Source bias.** The captions are COCO's: English only, written by crowd workers about Flickr
   photographs of everyday scenes, mostly from North America and Europe. Results need not carry over
   to other languages, domains or cultures.
-- **Machine-generated variants.** Paraphrases and flips come from rules and a lexicon, not from
-  people: a flip can be implausible as a sentence, or a paraphrase can shift the meaning slightly
-  (the `lgip perturb` agreement checks bound, but do not remove, such errors). A text-only language
-  model can tell some flips from their captions without the image; compare against the blind
-  baselines `lgip evaluate` reports."""
+- **Machine-generated variants.** Paraphrases and flips come from rules and a lexicon, not from people:
+  a flip can be implausible, a paraphrase can shift the meaning slightly, and text alone can tell some
+  flips from their captions (the held-out figures above)."""
 PERSONAL_INFORMATION = """COCO images show identifiable people; the captions may contain gendered or other social
 descriptions, and object/count flips may replace words that describe people. The dataset adds no
 information about the people beyond COCO's captions."""
 RECOMMENDATIONS = """Read a model's PR beside the text-only baselines `lgip evaluate` prints with it{text_alone}, and
-compare models only on the same rows. Use the dataset to probe the image-text similarity of
-vision-language models, not for training or for judging people: the numbers describe models, not
-the people in the images."""
+compare models only on the same rows: the numbers describe models, not the people in the images."""
 
 
 def _recommendations() -> str:
@@ -328,26 +324,10 @@ dataset>`, or your own harness and `evaluate.load`).
 
 Training or fine-tuning on the flips (they would stop being a probe), judging or describing the
 people in the images, and reading a model's PR without the text-only baselines beside it."""
-CURATION_RATIONALE = """A good vision-language model gives an image and its caption the same score under a paraphrase and
-a lower score when one word changes the meaning. Human captions of real photographs, each varied by
-one controlled edit, let a model's reaction be measured against the image it was shown, with the
-edit's type, words and span recorded for every row."""
-MORE_INFORMATION = """In the lgip package's repository: `docs/dataset.md` (loading, building, rebuilding),
-`docs/probes.md` (each family's rules), `docs/hard_flips.md` (the hard flips and their audit),
-`docs/judged_validity.md` (flips judged blind), `docs/metric.md` (what the statistics say)."""
-
-
-def _licenses_table(images: list[ImageEntry]) -> str:
-    lines = [
-        "Each image keeps its Flickr license. Images in this folder:",
-        "",
-        "| image_id | file | license | source |",
-        "|---:|---|---|---|",
-    ]
-    for e in images:
-        license_text = f"[{e.license}]({e.license_url})" if e.license_url else e.license or "unknown"
-        lines.append(f"| {e.image_id} | {e.file_name} | {license_text} | {e.flickr_url or ''} |")
-    return "\n".join(lines)
+CURATION_RATIONALE = """Human captions of real photographs, each varied by one controlled edit (its type, words and span
+recorded for every row), measure a model's reaction against the image it was shown."""
+MORE_INFORMATION = """In the lgip repository: `docs/dataset.md` (loading, building), `docs/probes.md` (the families),
+`docs/hard_flips.md` (the hard flips' audit), `docs/judged_validity.md` (judged blind), `docs/metric.md` (statistics)."""
 
 
 def _configs_section(info: dict, images: list[ImageEntry] | None) -> str:
@@ -401,13 +381,13 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         "- **Paper:** Lee, *Language-Guided Invariance Probing of Vision-Language Models* (see Citation)",
         "## Uses\n\n" + USES,
         "## Dataset Structure\n\n" + _configs_section(info, images)
-        + "\n\n### Counts\n\n" + _counts_table(counts)
+        + "\n\nCounts: " + _counts_line(counts)
         + "\n\n### Variant types\n\n" + _types_section(info["families"], counts, info.get("imported_types", {})),
         "## Dataset Creation\n\n### Curation Rationale\n\n" + CURATION_RATIONALE
         + "\n\n### Source Data\n\n#### Data Collection and Processing\n\n" + _build_record(info)
         + "\n\n" + _skips_section(info["skips"], info.get("cleaned", {}), info.get("sites_not_flipped"))
         + "\n\n#### Who are the source data producers?\n\nCOCO's crowd workers wrote the captions; Flickr users "
-        "took the photographs (each image's license and source below).\n\n### Annotations\n\n"
+        "took the photographs (each image's license and source: the `images` config).\n\n### Annotations\n\n"
         "#### Annotation process\n\nThe variants are machine-generated by `lgip build` from versioned lexicons and "
         "rules, each flip one substitution (its type, words and span recorded); samples of them were judged blind "
         "by independent judges, type and original hidden (each draw's judges and agreement: "
@@ -416,8 +396,7 @@ def write_card(folder: Path, info: dict, images: list[ImageEntry] | None, config
         *filter(None, (held_out_reference.card_section(info), _balance_section(info.get("hard_flips")),
                        _judged_section(info.get("judged")))),
         "## Bias, Risks, and Limitations\n\n" + BIAS_RISKS_LIMITATIONS + "\n\n### Recommendations\n\n" + _recommendations(),
-        "## License\n\n" + _license_section(images)
-        + ("\n\n" + _licenses_table(images) if images is not None else ""),
+        "## License\n\n" + _license_section(images),
         "## Citation\n\n```bibtex\n" + LGIP_CITATION + "\n" + COCO_CITATION + "\n```",
         "## More Information\n\n" + MORE_INFORMATION,
         *(section(info) if callable(section) else section for section in config.extra_card_sections),

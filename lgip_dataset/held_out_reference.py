@@ -39,6 +39,9 @@ def _typicality(figures: dict) -> str:
     return " / ".join(f"{f['accuracy']:.3f}" if f and f.get("accuracy") is not None else "—" for f in (corpus, folds))
 
 
+SUBSET = "val2017 subset"  # the reference sets of the scaling check, named by their size
+
+
 def _lm(figures: dict, key: str) -> str:
     return f"{figures[key]['PR']:.3f}" if figures.get(key) else "—"
 
@@ -134,7 +137,9 @@ def card_section(info: dict) -> str | None:
             f"below it is an artifact too. Measured on the reference builds (hard families "
             f"{reference['hard_families_version']}, lgip {reference['lgip_version']}, commit {reference['git_hash']}, "
             f"{reference['machine']}) by `python benchmarks/held_out_audit.py`; the last column is in-sample, for "
-            f"comparison only.{note}\n\n" + table(reference) + _paper_text(reference) + judged_text
+            f"comparison only; the val2017 subsets of the scaling check are docs/hard_flips.md's.{note}\n\n"
+            + table({**reference, "records": [r for r in reference["records"] if not r["set"].startswith(SUBSET)]})
+            + _paper_text(reference) + judged_text
             + _compositional_text(reference))
 
 
@@ -151,11 +156,17 @@ def _verdicts(judged: dict) -> str:
 
 
 def _paper_text(reference: dict) -> str:
-    """The paper's own flips under the same instruments, where the reference audited them."""
-    paper = paper_table(reference)
-    return "" if paper is None else (
-        "\n\nThe paper's own flips, under the same held-out instruments: how far text alone goes where the flip was "
-        "not chosen against it (a model's PR there partly measures its text tower).\n\n" + paper)
+    """The paper's own flips under the same instruments on the first reference set that audited them (the table of
+    every set is docs/hard_flips.md's)."""
+    record = next((r for r in reference["records"] if PAPER_BLOCK in r["audit"]["figures"]), None)
+    if record is None:
+        return ""
+    paper = record["audit"]["figures"][PAPER_BLOCK]
+    return (f"\n\nThe paper's own flips, under the same held-out instruments on {_label(record)} ({paper['pairs']:,} "
+            f"flips): {' / '.join(LEARNERS)} {_learners(paper)}; context typicality, corpus / other folds "
+            f"{_typicality(paper)}; trigram PR, corpus / other folds {_lm(paper, 'corpus_trigram')} / "
+            f"{_lm(paper, 'trigram')}: text alone goes far where the flip was not chosen against it, so a model's PR "
+            "there partly measures its text tower (every set: the lgip repository's docs/hard_flips.md).")
 
 
 def _compositional_text(reference: dict) -> str:

@@ -108,7 +108,7 @@ def test_build_with_extra_families_and_groups(tmp_path):
     assert info["counts"]["flips"]["scramble_all"] == pairs["type"].count("scramble_all")
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
-    assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: spatial" in card
+    assert "groups" in {c["config_name"] for c in header["configs"]} and "groups: 2 in all, 1 color, 1 spatial" in card
     assert "| negation | extended | flip | 1.2.0 |" in card
     assert f"| object | core | flip | {FAMILIES['object'].version} |" in card  # the card reads the registry's version
     # hard flips: their figures, keyed by variant_id, in the optional plausibility config

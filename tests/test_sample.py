@@ -35,6 +35,8 @@ def test_sample_loads_offline_with_every_config():
     assert set(captions["image_id"]) == set(images["image_id"])
     assert set(pairs["kind"]) == set(schema.KINDS)
     card = (SAMPLE_DIR / "README.md").read_text()
-    for image_id, license_name in zip(images["image_id"], images["license"]):
-        assert f"| {image_id} |" in card
-    assert "About this sample" in card
+    # each image's credit is in its row, which the card points to: license, its URL and the Flickr source
+    assert all(images["license"]) and all(images["license_url"]) and all(images["flickr_url"])
+    assert "`license`, `license_url`" in card and "(`flickr_url`)" in card and "About this sample" in card
+    body = card.split("\n---\n", 1)[1]  # below the YAML header (configs, dataset_info) push_to_hub writes
+    assert len(body.strip("\n").splitlines()) <= 200
