@@ -49,7 +49,7 @@ def from_build(folder: str | Path, config: str = schema.PAIRS) -> Source:
     ``images`` config)."""
     import pyarrow.parquet as pq
 
-    from lgip_dataset import hub_io
+    from lgip_dataset.files import hub_io
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -77,7 +77,7 @@ def _in_sample(folder: Path) -> dict:
     flips together: ``{name: {"accuracy", "interval"}}``; empty for a build without them."""
     import json
 
-    from lgip_dataset.hub_io import BUILD_INFO
+    from lgip_dataset.files.hub_io import BUILD_INFO
     from lgip_metric.audit.text_only import HARD_BLOCK  # here: text_only reads this module
 
     try:
@@ -94,8 +94,8 @@ def _in_sample(folder: Path) -> dict:
 def from_sugarcrepe(folder: str | Path) -> Source:
     """Every SugarCrepe-format file of ``folder`` (``{id: {filename, caption, negative_caption}}``), text only:
     each file is a type ``sugarcrepe_<file stem>``, the image id comes from the file name."""
-    from lgip_dataset import sugarcrepe
-    from lgip_dataset.skips import SkipLog
+    from lgip_dataset.sources import sugarcrepe
+    from lgip_dataset.sources.skips import SkipLog
 
     skips = SkipLog()
     records, file_names, caption_ids = [], {}, {}

@@ -8,8 +8,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from lgip_dataset import adversary, measurable
 from lgip_dataset.errors import DataError
+from lgip_dataset.selection import adversary, measurable
 from lgip_metric import stats
 from lgip_metric.audit import held_out
 from lgip_metric.audit.sources import caption_ids, flip_rows

@@ -79,8 +79,8 @@ def _write_dataset(folder: Path, rows: pd.DataFrame, files: dict) -> tuple[Path,
     stored once); returns the folder and the unreadable images (id -> reason), whose rows are left out."""
     import datasets
 
-    from lgip_dataset.images import check_images
-    from lgip_dataset.materialize import image_row
+    from lgip_dataset.files.images import check_images
+    from lgip_dataset.writing.materialize import image_row
 
     ids = list(files)
     codes = {image_id: i for i, image_id in enumerate(ids)}  # int64 image ids for any input's ids
