@@ -1,7 +1,7 @@
-"""The rooms of ``docs/architecture.md`` hold: no import runs against the stated direction, the files the walk of
-one score names exist, no module of lgip_metric is over 450 lines (the statistics' files under 300), lgip_dataset
-keeps at most 8 modules beside its sub-packages, and every public name the documentation gives, or that moved
-(lgip_metric's in 0.2.0, lgip_dataset's after it), still imports."""
+"""The rooms of ``docs/architecture.md`` hold: no import runs against the stated direction, no module imports
+itself through others, the files the walk of one score names exist, no module of lgip_metric is over 450 lines (the
+statistics' files under 300), lgip_dataset keeps at most 8 modules beside its sub-packages, and every public name
+the documentation gives, or that moved (lgip_metric's in 0.2.0, lgip_dataset's after it), still imports."""
 from __future__ import annotations
 
 import ast
@@ -56,13 +56,19 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(module: str, path: Path) -> set[str]:
+def imports(module: str, path: Path, *, typing: bool = True) -> set[str]:
     """The lgip modules ``module`` imports anywhere in its body (a name imported from a package counts as
-    its submodule where there is one)."""
+    its submodule where there is one); without those under ``if TYPE_CHECKING:`` when not ``typing``."""
     known = modules()
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and not typing
+                   and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                   for statement in node.body for inner in ast.walk(statement)}
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -89,6 +95,22 @@ def test_no_import_runs_against_the_stated_direction():
             if target_room != room and target_order >= order:
                 against.append(f"{module} ({room}) imports {target} ({target_room})")
     assert against == []
+
+
+def test_no_module_imports_itself_through_others():
+    """No circle of imports among the modules of both packages (an import only for type checkers aside)."""
+    found = modules()
+    graph = {module: imports(module, path, typing=False) - {module} for module, path in found.items()}
+
+    def reached(start: str) -> set[str]:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            if (module := todo.pop()) not in seen:
+                seen.add(module)
+                todo.extend(graph.get(module, ()))
+        return seen
+
+    assert sorted(module for module in graph if module in reached(module)) == []
 
 
 def test_lgip_dataset_keeps_at_most_8_modules_beside_its_sub_packages():

@@ -26,17 +26,19 @@ sits at PR 0.5 on a probe whose texts carry no systematic difference.
 Inputs (:func:`from_build`, :func:`from_sugarcrepe`, :func:`from_pairs_file`) are checked before any
 expensive work; a bad one raises :class:`~lgip_dataset.errors.DataError` naming the file, column or row.
 
-Files: :mod:`~lgip_metric.audit.sources` (inputs), :mod:`~lgip_metric.audit.text_only` (the scorers),
+Files: :mod:`~lgip_metric.audit.sources` (inputs), :mod:`~lgip_metric.audit.blocks` (the headline blocks, below
+both), :mod:`~lgip_metric.audit.text_only` (the scorers),
 :mod:`~lgip_metric.audit.untrained`, :mod:`~lgip_metric.audit.markdown` and
 :mod:`~lgip_metric.audit.extended` (the extended-probe section of ``lgip audit --beside``). The audit
 scores untrained models through :mod:`lgip_metric.api`, so it sits above it: it may import every room
 of lgip_metric but the commands (``docs/architecture.md``).
 """
+from lgip_metric.audit.blocks import ALL_BLOCK, HARD_BLOCK, PAPER_BLOCK, blocks
 from lgip_metric.audit.held_out import LEARNERS, corpus_captions
 from lgip_metric.audit.markdown import markdown, scaling_markdown
 from lgip_metric.audit.sources import Source, flip_rows, from_build, from_pairs_file, from_sugarcrepe
-from lgip_metric.audit.text_only import (ALL_BLOCK, HARD_BLOCK, MIN_USES, NGRAM_SCORERS, PAPER_BLOCK, TOP_WORDS, audit,
-                                         blocks, check_learners, positive_rates, scaling, word_artifacts)
+from lgip_metric.audit.text_only import (MIN_USES, NGRAM_SCORERS, TOP_WORDS, audit, check_learners, positive_rates,
+                                         scaling, word_artifacts)
 from lgip_metric.audit.untrained import image_files, untrained_check
 
 __all__ = ["ALL_BLOCK", "HARD_BLOCK", "LEARNERS", "MIN_USES", "NGRAM_SCORERS", "PAPER_BLOCK", "TOP_WORDS", "Source", "audit", "blocks",

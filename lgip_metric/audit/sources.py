@@ -15,6 +15,7 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS
 from lgip_dataset.perturb.perturber import valid_unicode
 from lgip_metric import stats
+from lgip_metric.audit.blocks import HARD_BLOCK
 
 DEFAULT_TYPE = stats.FLIP  # the type of every pair of a table without a type column
 PAIR_FILE_SUFFIXES = (".parquet", ".csv", ".jsonl")
@@ -78,7 +79,6 @@ def _in_sample(folder: Path) -> dict:
     import json
 
     from lgip_dataset.files.hub_io import BUILD_INFO
-    from lgip_metric.audit.text_only import HARD_BLOCK  # here: text_only reads this module
 
     try:
         balance = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))["hard_flips"]["balance"]

@@ -9,7 +9,8 @@ import pandas as pd
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_metric.audit.text_only import blocks, positive_rates
+from lgip_metric.audit.blocks import blocks
+from lgip_metric.audit.text_only import positive_rates
 
 
 def image_files(rows: pd.DataFrame, images_dir: str | Path, file_names: dict) -> dict:
