@@ -6,6 +6,7 @@ the context instruments (:mod:`.context_typicality`) and the rule of whether a c
 (:mod:`.measurable`), which ``lgip audit`` reads too. :mod:`.groups` mines 2x2 groups of images whose human captions
 differ by one flipped word.
 
-It may import the top-level modules of :mod:`lgip_dataset` (the n-gram LMs among them) and
-:mod:`lgip_dataset.perturb`.
+It may import the top-level modules of :mod:`lgip_dataset` (the n-gram LMs among them), :mod:`lgip_dataset.files`,
+:mod:`lgip_dataset.records` and :mod:`lgip_dataset.perturb`, never its sibling :mod:`lgip_dataset.sources` nor the
+rooms above.
 """

@@ -5,6 +5,7 @@
 :mod:`.statistics_captions` the caption files a build adds to the hard flips' statistics; :mod:`.skips` counts
 every input row a reader leaves out or cleans, with its reason.
 
-It may import the top-level modules of :mod:`lgip_dataset` and :mod:`lgip_dataset.perturb` (the caption limit,
-the imported flip types).
+It may import the top-level modules of :mod:`lgip_dataset`, :mod:`lgip_dataset.files`, :mod:`lgip_dataset.records`
+and :mod:`lgip_dataset.perturb` (whose caption limit and imported flip types it reads), never its sibling
+:mod:`lgip_dataset.selection` nor the rooms above.
 """
