@@ -46,7 +46,7 @@ setup(
         "pyyaml>=6",
         "scipy>=1.11",
         "statsmodels>=0.14",
-        "scikit-learn>=1.3",  # lgip_dataset.adversary: the learned text-only adversary
+        "scikit-learn>=1.3",  # lgip_dataset.selection.adversary: the learned text-only adversary
         "matplotlib>=3.8",
         "tqdm>=4.66",
     ],

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lgip_dataset import SAMPLE_DIR, schema
-from lgip_dataset.card import write_minimal_card
+from lgip_dataset.writing.card import write_minimal_card
 from lgip_metric.testing import make_random_openclip, make_tiny_openclip
 from script_args import existing_folder, positive, run
 

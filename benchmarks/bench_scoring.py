@@ -39,8 +39,8 @@ import numpy as np
 import torch
 
 from lgip_dataset import SAMPLE_DIR, schema
-from lgip_dataset.hub_io import DatasetFiles
-from lgip_dataset.images import ImageError
+from lgip_dataset.files.hub_io import DatasetFiles
+from lgip_dataset.files.images import ImageError
 from lgip_metric import api
 from lgip_metric.statistics import score_table
 from lgip_metric.scoring.heap import scoring_heap

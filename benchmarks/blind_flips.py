@@ -14,8 +14,9 @@ import argparse
 import json
 from pathlib import Path
 
-from lgip_dataset import hub_io, schema
-from lgip_dataset.atomic import check_output_file
+from lgip_dataset import schema
+from lgip_dataset.files import hub_io
+from lgip_dataset.files.atomic import check_output_file
 from lgip_dataset.ngram import BigramKN
 from lgip_metric import stats
 from lgip_metric.statistics import blind

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from lgip_dataset.coco import read_captions
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.plausibility import count_captions
 from lgip_dataset.perturb.registry import resolve_families
-from lgip_dataset.skips import SkipLog
-from lgip_dataset.statistics_captions import read_statistics_files, statistics_captions
+from lgip_dataset.sources.coco import read_captions
+from lgip_dataset.sources.skips import SkipLog
+from lgip_dataset.sources.statistics_captions import read_statistics_files, statistics_captions
 from script_args import positive, run
 
 COCO_2017_CAPTIONS = 591_753 + 25_014  # train2017 + val2017

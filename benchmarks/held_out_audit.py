@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lgip_dataset.held_out_reference import HARD_BLOCK, PAPER_TYPES, TYPES
+from lgip_dataset.records.held_out_reference import HARD_BLOCK, PAPER_TYPES, TYPES
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ANNOTATIONS = REPO.parent / "shared" / "coco" / "annotations"

@@ -18,11 +18,12 @@ import json
 import tempfile
 from pathlib import Path
 
-from lgip_dataset import hub_io, schema
+from lgip_dataset import schema
+from lgip_dataset.files import hub_io
 from lgip_metric import audit
 from lgip_metric.report.tables import markdown
 from lgip_metric.testing import make_untrained_siglip
-from lgip_dataset.atomic import check_output_file
+from lgip_dataset.files.atomic import check_output_file
 from script_args import existing_folder, run
 
 CLIP = "clip-vit-b16"

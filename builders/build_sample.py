@@ -2,7 +2,7 @@
 
 Only images under CC BY 2.0 (COCO license id 4) or CC BY-SA 2.0 (id 5) may be redistributed in
 the repository; the sample holds every such val2017 image present in the folder, all built by the
-same code as any other LGIP dataset (``lgip_dataset.materialize.build``), with the paper's core
+same code as any other LGIP dataset (``lgip_dataset.writing.materialize.build``), with the paper's core
 families and the hard flips (``SAMPLE_FAMILIES``). The same code and COCO files give the same bytes::
 
     python builders/build_sample.py                  # the COCO folder beside the repository, ../shared/coco
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from lgip_dataset import SAMPLE_DIR
-from lgip_dataset.materialize import BuildConfig, build
+from lgip_dataset.writing.materialize import BuildConfig, build
 
 COCO_DIR = Path(__file__).resolve().parents[2] / "shared" / "coco"  # ../shared/coco of the repository
 REDISTRIBUTABLE_LICENSES = (4, 5)  # Attribution, Attribution-ShareAlike

@@ -16,10 +16,10 @@ import gzip
 import json
 from pathlib import Path
 
-from lgip_dataset.coco import read_captions
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.plausibility import COUNTS_FILE, count_captions
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import read_captions
+from lgip_dataset.sources.skips import SkipLog
 
 REPO = Path(__file__).resolve().parents[1]
 ANNOTATIONS = REPO.parent / "shared" / "coco" / "annotations"

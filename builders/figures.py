@@ -1,4 +1,4 @@
-"""Write every figure the pages repeat from its record (:mod:`lgip_dataset.figures`).
+"""Write every figure the pages repeat from its record (:mod:`lgip_dataset.records.figures`).
 
     python builders/figures.py                  # rewrite the marked figures of README.md, docs/*.md and the cards
     python builders/figures.py --sample-audit   # first re-measure `lgip audit lgip_dataset/sample` into its record
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from lgip_dataset.figures import SAMPLE_AUDIT, render
+from lgip_dataset.records.figures import SAMPLE_AUDIT, render
 
 REPO = Path(__file__).resolve().parents[1]
 

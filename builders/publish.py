@@ -45,8 +45,8 @@ from huggingface_hub.utils import filter_repo_objects  # noqa: E402
 from huggingface_hub.utils._paths import DEFAULT_IGNORE_PATTERNS  # noqa: E402
 
 from lgip_dataset.about import REPO_ID  # noqa: E402
-from lgip_dataset.card import stamp_repo_id  # noqa: E402
 from lgip_dataset.errors import LGIPError  # noqa: E402
+from lgip_dataset.writing.card import stamp_repo_id  # noqa: E402
 from publish_checks import PublishError, check_dataset, check_metric, check_space  # noqa: E402
 
 IGNORE_PATTERNS = ["*__pycache__*", "*.pyc", ".*", "*/.*", "*.tmp", "*.egg-info*"]

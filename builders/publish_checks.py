@@ -17,7 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from lgip_dataset import schema
 from lgip_dataset.errors import LGIPError
-from lgip_dataset.hub_io import BUILD_INFO
+from lgip_dataset.files.hub_io import BUILD_INFO
 from lgip_metric.results.record import load_comparable, load_results
 
 HUB_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}

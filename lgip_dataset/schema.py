@@ -26,9 +26,9 @@ Folders built before ``type`` was a variant's only label also hold a ``family`` 
 and field in the ``captions`` variant lists (a copy of ``type``, or ``sugarcrepe`` for imported
 flips): :data:`RETIRED_FIELDS`. They load as written, and nothing reads them. Folders built before
 0.2.0 lack the :data:`ADDED_FIELDS`: ``images.converted_from`` (the ``"<format> <mode>"`` of an image
-stored as its 8-bit rendering, :func:`lgip_dataset.images.rendered`; null for an image stored as its
+stored as its 8-bit rendering, :func:`lgip_dataset.files.images.rendered`; null for an image stored as its
 file is) and ``captions.caption_source`` (the source's text of a caption the build cleaned,
-:func:`lgip_dataset.coco.normalise_caption`; null where only whitespace changed); folders built before
+:func:`lgip_dataset.sources.coco.normalise_caption`; null where only whitespace changed); folders built before
 label stores lack ``pairs.judged`` (a flip's blind labels from a label store, :mod:`lgip_dataset.judging`: the
 labels, their judges and the majority label; null for a flip nobody labelled, and for a paraphrase).
 They load as written.

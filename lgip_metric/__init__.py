@@ -10,13 +10,14 @@ imports), so ``evaluate.load(str(METRIC_PATH))`` works from any directory once l
 import importlib
 from pathlib import Path
 
+from lgip_dataset import old_names
 from lgip_metric import moved
 
 METRIC_PATH = Path(__file__).resolve().parent
 _API = {"score": "api", "evaluate_model": "api", "write_report": "api", "Results": "results.record",
         "load_results": "results.record", "Provenance": "results.provenance", "metric_inputs": "statistics.score_table",
         "evaluate_models": "sweep"}
-moved.install()  # modules that moved into sub-packages in 0.2.0 still import by their old names
+old_names.install(moved.MOVED)  # modules that moved into sub-packages in 0.2.0 still import by their old names
 
 __all__ = ["METRIC_PATH", *_API]
 

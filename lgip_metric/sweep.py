@@ -121,7 +121,7 @@ def existing_run(model: str, folder: str | Path, **options) -> Results | None:
     its score file there and unchanged, the same model id and weights and the same :data:`SAME_RESULTS`
     settings. None otherwise (no such file, or one of another run: it is scored again)."""
     from lgip_dataset import SAMPLE_DIR
-    from lgip_dataset.hub_io import fingerprint
+    from lgip_dataset.files.hub_io import fingerprint
 
     options = _options(options)
     if not (Path(folder) / RESULTS_FILE).is_file():

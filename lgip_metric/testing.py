@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from lgip_dataset import schema
-from lgip_dataset.card import write_minimal_card
+from lgip_dataset.writing.card import write_minimal_card
 from lgip_metric.models.base import seeded_init
 from lgip_metric.models.registry import TINY_CLIP_CONFIG
 
@@ -283,7 +283,7 @@ def straightforward_scores(model: str, dataset: str | Path, batch_size: int) -> 
     import pyarrow.parquet as pq
     import torch
 
-    from lgip_dataset.images import ImageError, decode_image
+    from lgip_dataset.files.images import ImageError, decode_image
     from lgip_metric.models import load_model
     from lgip_metric.scoring.image_data import image_batch_size
 

@@ -42,7 +42,7 @@ def sample_coco_dir(tmp_path_factory) -> Path:
 def val2017_2000_build(tmp_path_factory) -> Path:
     """A core and hard build of 2,000 val2017 captions (400 images, 5 captions each, no images stored), built
     once for the tests that check a real build's hard flips (they skip without ``../shared/coco``)."""
-    from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.writing.materialize import BuildConfig, build
 
     out = tmp_path_factory.mktemp("val2017-2000") / "build"
     build(BuildConfig(captions=SHARED / "coco/annotations/captions_val2017.json", out=out, num_images=400,

@@ -1,6 +1,7 @@
-"""The rooms of ``docs/architecture.md`` hold: no import runs against the stated direction, the files the
-walk of one score names exist, no module of lgip_metric is over 450 lines (the statistics' files under 300),
-and every public name the documentation gives, or that moved in 0.2.0, still imports."""
+"""The rooms of ``docs/architecture.md`` hold: no import runs against the stated direction, no module imports
+itself through others, the files the walk of one score names exist, no module of lgip_metric is over 450 lines (the
+statistics' files under 300), lgip_dataset keeps at most 8 modules beside its sub-packages, and every public name
+the documentation gives, or that moved (lgip_metric's in 0.2.0, lgip_dataset's after it), still imports."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lgip_metric.moved import MOVED
+from lgip_dataset.moved import MOVED as DATASET_MOVED
+from lgip_metric.moved import MOVED as METRIC_MOVED
 from helpers.paths import REPO
 
 DOC = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -54,13 +56,19 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(module: str, path: Path) -> set[str]:
+def imports(module: str, path: Path, *, typing: bool = True) -> set[str]:
     """The lgip modules ``module`` imports anywhere in its body (a name imported from a package counts as
-    its submodule where there is one)."""
+    its submodule where there is one); without those under ``if TYPE_CHECKING:`` when not ``typing``."""
     known = modules()
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and not typing
+                   and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                   for statement in node.body for inner in ast.walk(statement)}
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -89,6 +97,27 @@ def test_no_import_runs_against_the_stated_direction():
     assert against == []
 
 
+def test_no_module_imports_itself_through_others():
+    """No circle of imports among the modules of both packages (an import only for type checkers aside)."""
+    found = modules()
+    graph = {module: imports(module, path, typing=False) - {module} for module, path in found.items()}
+
+    def reached(start: str) -> set[str]:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            if (module := todo.pop()) not in seen:
+                seen.add(module)
+                todo.extend(graph.get(module, ()))
+        return seen
+
+    assert sorted(module for module in graph if module in reached(module)) == []
+
+
+def test_lgip_dataset_keeps_at_most_8_modules_beside_its_sub_packages():
+    top = sorted(path.name for path in PACKAGES["lgip_dataset"].glob("*.py"))
+    assert len(top) <= 8, top
+
+
 def test_the_walk_of_one_score_names_files_that_exist_in_at_most_ten_steps():
     walk = DOC.split("## One score", 1)[1].split("\n## ", 1)[0]
     steps = re.findall(r"^\d+\. ", walk, re.M)
@@ -105,8 +134,10 @@ def test_no_module_of_lgip_metric_is_over_450_lines_and_the_statistics_under_300
     assert len(statistics) >= 5 and {name: n for name, n in statistics.items() if n >= 300} == {}
 
 
-DOCUMENTED = sorted({name for path in [REPO / "README.md", *(REPO / "docs").glob("*.md"), REPO / "lgip_metric" / "README.md"]
-                     for name in re.findall(r"\blgip_metric(?:\.[A-Za-z_]\w*)+(?![\w*])", path.read_text(encoding="utf-8"))})
+PAGES = [REPO / "README.md", *(REPO / "docs").glob("*.md"), REPO / "lgip_metric" / "README.md"]
+DOCUMENTED = sorted({name for path in PAGES
+                     for name in re.findall(r"\blgip_(?:metric|dataset)(?:\.[A-Za-z_]\w*)+(?![\w*])",
+                                            path.read_text(encoding="utf-8"))})
 
 
 @pytest.mark.parametrize("name", DOCUMENTED)
@@ -123,6 +154,9 @@ def test_every_documented_name_imports(name):
     pytest.fail(f"{name} does not import")
 
 
+MOVED = {**METRIC_MOVED, **DATASET_MOVED}
+
+
 @pytest.mark.parametrize("old", sorted(MOVED))
 def test_a_module_that_moved_imports_by_its_old_name_as_the_same_module(old):
     sys.modules.pop(old, None)  # as in a process that has not imported it by that name yet
@@ -134,8 +168,18 @@ def test_a_module_that_moved_imports_by_its_old_name_as_the_same_module(old):
         f"{old} moved to {MOVED[old]}; import it from there"]
 
 
+def test_an_old_name_imported_from_its_package_is_the_same_module():
+    sys.modules.pop("lgip_dataset.balance", None)
+    vars(importlib.import_module("lgip_dataset")).pop("balance", None)
+    with pytest.warns(DeprecationWarning, match="lgip_dataset.balance moved to lgip_dataset.selection.balance"):
+        from lgip_dataset import balance
+        from lgip_dataset.balance import choose
+    assert balance is importlib.import_module("lgip_dataset.selection.balance") and choose is balance.choose
+
+
 def test_the_walk_from_evaluate_model_to_results_json_hashes_the_dataset_once(tmp_path, monkeypatch):
-    from lgip_dataset import SAMPLE_DIR, hub_io
+    from lgip_dataset import SAMPLE_DIR
+    from lgip_dataset.files import hub_io
     from lgip_metric import api
 
     hashed, real = [], hub_io.shards_fingerprint

@@ -1,4 +1,4 @@
-"""The artifact audit: the learned text-only adversary (lgip_dataset.adversary) and `lgip audit`."""
+"""The artifact audit: the learned text-only adversary (lgip_dataset.selection.adversary) and `lgip audit`."""
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from lgip_dataset import SAMPLE_DIR, adversary
+from lgip_dataset import SAMPLE_DIR
+from lgip_dataset.selection import adversary
 from lgip_metric import audit
 from lgip_metric.cli import main
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from lgip_metric import audit
-from lgip_dataset import adversary, context_typicality as context
+from lgip_dataset.selection import adversary, context_typicality as context
 from lgip_metric.audit import held_out
 
 KITCHEN = ["oven", "stove", "sink", "counter", "fridge"]

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset import schema
-from lgip_dataset.locks import lock_folder
+from lgip_dataset.files.locks import lock_folder
 from helpers.paths import REPO
 from helpers.reliability import (coco_annotations, flip_pairs, folder_hashes, jpeg, png16_gray, run_cli, run_lgip,
                                  write_coco, write_pairs)
@@ -276,7 +276,7 @@ def case_build_16_bit_grayscale_png(world, tmp):
     captions, folder = write_coco(tmp, images=images, files={"gray16.png": png16_gray(32768)})
     outcome, out = build(tmp, captions, folder)
     accepted(outcome)
-    from lgip_dataset.images import decode_image
+    from lgip_dataset.files.images import decode_image
 
     table = pq.read_table(next((out / "images").glob("*.parquet")))
     cell = table.column("image").to_pylist()[table.column("image_id").to_pylist().index(4)]
@@ -313,7 +313,7 @@ def case_build_eps_is_not_an_accepted_format(world, tmp):
 def case_build_exif_orientation_is_stored_upright(world, tmp):
     from PIL import Image
 
-    from lgip_dataset.images import decode_image
+    from lgip_dataset.files.images import decode_image
 
     image = Image.new("RGB", (40, 20), "red")
     exif = image.getexif()
@@ -805,7 +805,7 @@ def case_report_results_unknown_averaging(world, tmp):
 
 
 def case_report_compare_with_nan_scores(world, tmp):
-    from lgip_dataset.statistics_captions import file_sha256
+    from lgip_dataset.sources.statistics_captions import file_sha256
 
     first = _run_copy(world, tmp / "a")
     second = _run_copy(world, tmp / "b")
@@ -964,7 +964,7 @@ def case_audit_two_images_are_not_measurable(world, tmp):
 
 
 def case_audit_a_type_in_one_image_fold_is_not_measurable(world, tmp):
-    from lgip_dataset import adversary
+    from lgip_dataset.selection import adversary
 
     ids = [i for i in range(1000, 1400) if adversary.image_folds([i])[0] == 0][:12]
     records = flip_pairs(40) + [dict(r, image_id=ids[k % 12], type="rare") for k, r in enumerate(flip_pairs(12))]
@@ -1138,7 +1138,7 @@ def case_build_families_empty(world, tmp):
 def case_build_workers_capped_at_the_cores(world, tmp):
     from multiprocessing import pool
 
-    from lgip_dataset.parallel import default_workers
+    from lgip_dataset.writing.parallel import default_workers
 
     sizes, real = [], pool.Pool.__init__
 

@@ -1,6 +1,6 @@
-"""The hard flips chosen across a set (lgip_dataset.balance, lgip_dataset.balance_program): balanced exactly in the
-first program, then to seeded random targets, one flip per site, adversarial rounds recorded, seeded, in blocks
-for large sets, and on real builds (the embedded sample, 2,000 val2017 captions) on target."""
+"""The hard flips chosen across a set (lgip_dataset.selection.balance, lgip_dataset.selection.balance_program): balanced
+exactly in the first program, then to seeded random targets, one flip per site, adversarial rounds recorded, seeded, in
+blocks for large sets, and on real builds (the embedded sample, 2,000 val2017 captions) on target."""
 from __future__ import annotations
 
 from collections import Counter
@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lgip_dataset import adversary, balance, balance_program, hub_io, schema
+from lgip_dataset import schema
+from lgip_dataset.files import hub_io
 from lgip_dataset.perturb.variant import Variant
+from lgip_dataset.selection import adversary, balance, balance_program
 from helpers.paths import needs_shared
 
 VOCABULARY = ("dog", "cat", "horse", "sheep", "cow", "bear")
@@ -335,7 +337,7 @@ _CONSTRAINTS_DIGEST = """
 import hashlib, sys
 sys.path.insert(0, {tests!r})
 from test_balance import VOCABULARY, _site
-from lgip_dataset import balance_program
+from lgip_dataset.selection import balance_program
 sites = [_site(f"c{{i}}", i, a, [b for b in VOCABULARY if b != a][:3]) for i, a in enumerate(VOCABULARY * 4)]
 digest = hashlib.sha256()
 for constraint in balance_program.Program(sites, seed=0)._constraints:

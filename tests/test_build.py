@@ -12,12 +12,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from lgip_dataset import hub_io, materialize, schema
+from lgip_dataset import schema
+from lgip_dataset.files import hub_io
+from lgip_dataset.writing import materialize
 from lgip_metric.cli import main
 from lgip_dataset.errors import DataError
-from lgip_dataset.hub_io import BUILD_INFO, load_config
-from lgip_dataset.materialize import BuildConfig, build
+from lgip_dataset.files.hub_io import BUILD_INFO, load_config
 from lgip_dataset.perturb.registry import FAMILIES
+from lgip_dataset.writing.materialize import BuildConfig, build
 from helpers.reliability import CAPTIONS
 from helpers.coco import write_sample_coco
 from helpers.reliability import jpeg as _jpeg

@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib.util
 import json
 
-from lgip_dataset.hub_io import BUILD_INFO
+from lgip_dataset.files.hub_io import BUILD_INFO
 from helpers.paths import REPO
 
 

@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from lgip_dataset import imagefolder, schema
-from lgip_dataset.skips import SkipLog
+from lgip_dataset import schema
+from lgip_dataset.sources import imagefolder
+from lgip_dataset.sources.skips import SkipLog
 from lgip_metric.cli import main as lgip
 from helpers.paths import SHARED, needs_shared
 

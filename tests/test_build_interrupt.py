@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from lgip_dataset import materialize
-from lgip_dataset.locks import lock_folder
+from lgip_dataset.files.locks import lock_folder
+from lgip_dataset.writing import materialize
 from helpers.reliability import run_cli, write_coco
 
 

@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from lgip_dataset import materialize
 from lgip_dataset.errors import DataError
-from lgip_dataset.materialize import BuildConfig, build
-from lgip_dataset.parallel import map_chunks
+from lgip_dataset.writing import materialize
+from lgip_dataset.writing.materialize import BuildConfig, build
+from lgip_dataset.writing.parallel import map_chunks
 from lgip_metric.cli import main
 
 

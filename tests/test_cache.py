@@ -11,8 +11,8 @@ import uuid
 import numpy as np
 import pytest
 
-from lgip_dataset.atomic import atomic_path
 from lgip_dataset.errors import LGIPError
+from lgip_dataset.files.atomic import atomic_path
 from lgip_metric.scoring.cache import CacheError, EmbeddingCache, content_key
 from lgip_metric.scoring.engine import SCORES_FILE, score_dataset
 from lgip_metric.models.openclip_backend import OpenClipEncoder

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lgip_dataset import sugarcrepe
-from lgip_dataset.coco import FORMAT_REMOVED, NFC_CHANGED, ZWJ, caption_cleanings, normalise_caption
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources import sugarcrepe
+from lgip_dataset.sources.coco import FORMAT_REMOVED, NFC_CHANGED, ZWJ, caption_cleanings, normalise_caption
+from lgip_dataset.sources.skips import SkipLog
 from helpers.reliability import coco_annotations, run_cli, write_coco
 
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467"  # man ZWJ woman ZWJ girl: one emoji

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from lgip_dataset.coco import MAX_CAPTION_CHARS, read_captions, read_coco_captions, read_karpathy, select_images
 from lgip_dataset.errors import DataError
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import MAX_CAPTION_CHARS, read_captions, read_coco_captions, read_karpathy, select_images
+from lgip_dataset.sources.skips import SkipLog
 from helpers.paths import SHARED, needs_shared
 
 

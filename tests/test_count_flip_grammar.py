@@ -8,7 +8,8 @@ import pytest
 
 from helpers.count_checks import count_errors
 from helpers.paths import needs_shared
-from lgip_dataset import SAMPLE_DIR, hub_io, schema
+from lgip_dataset import SAMPLE_DIR, schema
+from lgip_dataset.files import hub_io
 from lgip_dataset.perturb import Perturber
 
 PERTURBER = Perturber(k_same=6, k_diff=6, families="core,hard")

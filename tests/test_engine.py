@@ -235,7 +235,7 @@ def test_image_batches_come_whole_from_pieces_decoded_by_workers(workers, monkey
 
 
 def test_decode_refuses_bombs_and_empty_cells():
-    from lgip_dataset.images import ImageError
+    from lgip_dataset.files.images import ImageError
     from lgip_metric.scoring.image_data import cell_image
 
     buffer = io.BytesIO()

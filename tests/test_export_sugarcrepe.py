@@ -13,7 +13,7 @@ import pytest
 
 from lgip_dataset import SAMPLE_DIR, schema
 from lgip_dataset.errors import DataError
-from lgip_dataset.export_sugarcrepe import IMAGE_FOLDER, MANIFEST, export_sugarcrepe
+from lgip_dataset.writing.export_sugarcrepe import IMAGE_FOLDER, MANIFEST, export_sugarcrepe
 from lgip_metric.cli import main as lgip
 from lgip_metric.testing import make_tiny_openclip
 from helpers.paths import FIXTURES

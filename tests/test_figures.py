@@ -1,4 +1,5 @@
-"""The figures the pages repeat equal their records (lgip_dataset.figures), and the records equal what they record."""
+"""The figures the pages repeat equal their records (lgip_dataset.records.figures), and the records equal what they
+record."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,8 +9,9 @@ import pandas as pd
 import pytest
 
 from helpers.paths import REPO
-from lgip_dataset import SAMPLE_DIR, figures
+from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.errors import DataError
+from lgip_dataset.records import figures
 
 spec = importlib.util.spec_from_file_location("figures_builder", REPO / "builders" / "figures.py")
 builder = importlib.util.module_from_spec(spec)

@@ -30,7 +30,7 @@ def leftovers(root) -> list[str]:
 
 
 def test_build_refuses_a_disk_too_small_for_its_images_before_writing(coco, tmp_path, monkeypatch):
-    from lgip_dataset import atomic
+    from lgip_dataset.files import atomic
 
     monkeypatch.setattr(atomic.shutil, "disk_usage", lambda path: Usage(10**9, 10**9, 100))
     outcome = run_cli("build", "--captions", coco[0], "--images", coco[1], "--out", tmp_path / "out", "--quiet")
@@ -40,7 +40,7 @@ def test_build_refuses_a_disk_too_small_for_its_images_before_writing(coco, tmp_
 
 
 def test_build_meeting_a_full_disk_keeps_no_partial_folder(coco, tmp_path, monkeypatch):
-    from lgip_dataset import materialize
+    from lgip_dataset.writing import materialize
 
     monkeypatch.setattr(materialize, "_write_parquet", full)
     outcome = run_cli("build", "--captions", coco[0], "--images", coco[1], "--out", tmp_path / "out", "--quiet")
@@ -55,7 +55,7 @@ def score(tmp_path, *extra):
 
 
 def test_score_refuses_a_disk_too_small_for_its_scores_before_loading_the_model(tmp_path, monkeypatch):
-    from lgip_dataset import atomic
+    from lgip_dataset.files import atomic
     from lgip_metric.scoring import engine
 
     monkeypatch.setattr(atomic.shutil, "disk_usage", lambda path: Usage(10**9, 10**9, 100))

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lgip_dataset.coco import read_captions
 from lgip_dataset.errors import DataError
-from lgip_dataset.images import ImageError, decode_image
+from lgip_dataset.files.images import ImageError, decode_image
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.invariants import result_problems
 from lgip_dataset.perturb.probe_invariants import probe_result_problems
 from lgip_dataset.perturb.registry import CORE
 from lgip_dataset.perturb.select import text_key
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import read_captions
+from lgip_dataset.sources.skips import SkipLog
 from lgip_metric import stats
 from helpers.strategies import captions, seeds
 

@@ -5,7 +5,7 @@ import hashlib
 import itertools
 import random
 
-from lgip_dataset.groups import GROUP_TYPES, caption_slots, flippable, mine_groups
+from lgip_dataset.selection.groups import GROUP_TYPES, caption_slots, flippable, mine_groups
 
 PAIRS = [
     ("a red bus parked on the street", "a blue bus parked on the street", "color"),

@@ -8,10 +8,10 @@ import pytest
 from transformers import CLIPModel, CLIPProcessor
 
 from lgip_dataset import SAMPLE_DIR
-from lgip_dataset.image_map import pair_images
-from lgip_dataset.image_cells import ImageCells
-from lgip_dataset.hub_io import config_files
-from lgip_dataset.images import decode_image
+from lgip_dataset.files.hub_io import config_files
+from lgip_dataset.files.image_cells import ImageCells
+from lgip_dataset.files.image_map import pair_images
+from lgip_dataset.files.images import decode_image
 from lgip_metric import evaluate_model, score
 from lgip_metric.models import ModelError
 from lgip_metric.testing import make_tiny_hf_clip, make_tiny_openclip

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lgip_dataset import SAMPLE_DIR, adversary, balance
+from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.errors import DataError
+from lgip_dataset.selection import adversary, balance
 from lgip_metric import audit
 from lgip_metric.audit import held_out
 from lgip_metric.cli import main
@@ -133,7 +134,7 @@ def test_lgip_audit_lm_corpus_trains_a_trigram_on_other_images(tmp_path, capsys)
 def test_the_held_out_figure_does_not_rise_from_a_smaller_build_to_a_larger_one(tmp_path):
     """The AFLite concern: a text-only learner gains with data. Two default builds of val2017 (about 1,000 and
     3,000 captions), each audited on fresh partitions: the larger's word learner on the hard flips is no higher."""
-    from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.writing.materialize import BuildConfig, build
 
     figures = []
     for images in (200, 600):
@@ -164,7 +165,7 @@ def _reference(version: str) -> dict:
 
 
 def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes_another_version(monkeypatch):
-    from lgip_dataset import held_out_reference
+    from lgip_dataset.records import held_out_reference
 
     info = {"hard_flips": {"balance": {}}, "families": {"hard_object": {"version": "9.9.9"}}}
     monkeypatch.setattr(held_out_reference, "load", lambda: _reference("9.9.9"))
@@ -193,7 +194,7 @@ def test_the_card_shows_the_reference_held_out_figures_as_the_headline_and_notes
 
 
 def test_the_card_labels_a_compositional_family_that_misses_the_standard(monkeypatch):
-    from lgip_dataset import held_out_reference
+    from lgip_dataset.records import held_out_reference
 
     reference = _reference("9.9.9")
     reference["compositional"] = {
@@ -213,7 +214,7 @@ def test_the_card_labels_a_compositional_family_that_misses_the_standard(monkeyp
 def test_the_benchmark_audits_a_validated_config_and_judges_each_family_against_the_standard(tmp_path):
     import importlib.util
 
-    from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.writing.materialize import BuildConfig, build
 
     spec = importlib.util.spec_from_file_location("held_out_audit", REPO / "benchmarks" / "held_out_audit.py")
     bench = importlib.util.module_from_spec(spec)
@@ -230,8 +231,8 @@ def test_the_benchmark_audits_a_validated_config_and_judges_each_family_against_
 
 
 def test_the_shipped_reference_was_measured_on_the_hard_families_of_this_package():
-    from lgip_dataset import held_out_reference
     from lgip_dataset.perturb.families.hard import VERSION
+    from lgip_dataset.records import held_out_reference
 
     reference = held_out_reference.load()
     assert reference is not None and reference["hard_families_version"] == VERSION

@@ -24,7 +24,7 @@ from huggingface_hub import SpaceCard
 
 from helpers.paths import REPO
 from lgip_dataset import SAMPLE_DIR, about
-from lgip_dataset.card import USES, usage
+from lgip_dataset.writing.card import USES, usage
 from lgip_metric import METRIC_PATH
 from lgip_metric import about as metric_about
 

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lgip_dataset.errors import DataError
-from lgip_dataset.image_cells import READ_ROWS, ImageCells
+from lgip_dataset.files.image_cells import READ_ROWS, ImageCells
 
 
 def write_shards(folder, sizes, row_group_size):
@@ -53,7 +53,7 @@ def test_a_hub_dataset_is_downloaded_config_by_config_and_its_shards_checked(tmp
     import huggingface_hub
 
     from lgip_dataset import SAMPLE_DIR
-    from lgip_dataset.hub_io import config_files
+    from lgip_dataset.files.hub_io import config_files
 
     asked = []
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lgip_dataset.images import WIDE_MODES, decode_image, rendered, stored_image
+from lgip_dataset.files.images import WIDE_MODES, decode_image, rendered, stored_image
 from lgip_metric.scoring.image_data import cell_image
 from helpers.reliability import coco_annotations, jpeg, run_cli, write_coco
 

@@ -33,7 +33,7 @@ def _images() -> list[Image.Image]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(next((SAMPLE_DIR / "images").glob("*.parquet")))
-    from lgip_dataset.images import decode_image
+    from lgip_dataset.files.images import decode_image
 
     real = [decode_image(cell["bytes"]) for cell in table.column("image").to_pylist()[:4]]
     rng = np.random.default_rng(0)
@@ -208,7 +208,7 @@ def test_shared_prefixes_match_the_pairwise_count(rows):
 
 def test_the_text_only_scores_of_the_same_rows_are_computed_once_per_process(monkeypatch):
     from lgip_metric.statistics import blind
-    from lgip_dataset.hub_io import load_config
+    from lgip_dataset.files.hub_io import load_config
 
     rows = load_config(SAMPLE_DIR, "pairs").to_pandas().head(300)
     calls = []
@@ -226,8 +226,8 @@ def test_the_text_only_scores_of_the_same_rows_are_computed_once_per_process(mon
 
 
 def test_the_learned_adversary_of_the_same_rows_is_fitted_once_per_process(monkeypatch):
-    from lgip_dataset import adversary
-    from lgip_dataset.hub_io import load_config
+    from lgip_dataset.files.hub_io import load_config
+    from lgip_dataset.selection import adversary
     from lgip_metric.statistics import blind
 
     rows = load_config(SAMPLE_DIR, "pairs").to_pandas()

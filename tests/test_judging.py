@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from helpers.paths import REPO
-from lgip_dataset import SAMPLE_DIR, hub_io, judging, schema
+from lgip_dataset import SAMPLE_DIR, judging, schema
 from lgip_dataset.errors import DataError
+from lgip_dataset.files import hub_io
 from lgip_metric.cli import main as lgip
 from lgip_metric.results.model_index import eval_results
 from lgip_metric.results.record import load_results

@@ -262,7 +262,7 @@ def test_a_symlink_to_a_file_keeps_the_link_and_replaces_the_file(store, tmp_pat
 @pytest.mark.parametrize("option", ["--store", "--sheet", "--json", "--markdown"])
 def test_outputs_under_a_file_or_in_an_unwritable_folder_are_refused_before_the_work(tmp_path, store, option,
                                                                                     monkeypatch):
-    from lgip_dataset import atomic
+    from lgip_dataset.files import atomic
 
     (tmp_path / "file").write_text("x", encoding="utf-8")
     locked = tmp_path / "locked"

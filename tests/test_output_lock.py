@@ -12,7 +12,7 @@ import pytest
 
 from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.errors import LGIPError
-from lgip_dataset.locks import lock_folder
+from lgip_dataset.files.locks import lock_folder
 from lgip_metric.results.run_folder import LEGACY_LOCK_FILE, claimed_output
 from helpers.paths import REPO
 from helpers.reliability import run_cli

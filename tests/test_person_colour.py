@@ -8,11 +8,11 @@ import re
 import pyarrow.parquet as pq
 import pytest
 
-from lgip_dataset.coco import read_captions
-from lgip_dataset.hub_io import BUILD_INFO
-from lgip_dataset.materialize import PERSON_COLOR, BuildConfig, build
+from lgip_dataset.files.hub_io import BUILD_INFO
 from lgip_dataset.perturb import Perturber
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import read_captions
+from lgip_dataset.sources.skips import SkipLog
+from lgip_dataset.writing.materialize import PERSON_COLOR, BuildConfig, build
 from lgip_metric.cli import main
 from helpers.paths import SHARED, needs_shared
 

@@ -264,7 +264,7 @@ def test_text_alone_sits_near_chance_on_the_hard_flips_of_the_embedded_sample():
     import pandas as pd
 
     from lgip_dataset import SAMPLE_DIR
-    from lgip_dataset.hub_io import load_config
+    from lgip_dataset.files.hub_io import load_config
     from lgip_metric.statistics import blind
     from lgip_dataset.ngram import TrigramKN
 

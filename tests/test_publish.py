@@ -132,7 +132,7 @@ def refuse(argv, capsys, *messages):
 
 
 def test_refuses_a_text_only_build(tmp_path, sample_coco_dir, capsys):
-    from lgip_dataset.materialize import BuildConfig, build
+    from lgip_dataset.writing.materialize import BuildConfig, build
 
     build(BuildConfig(captions=sample_coco_dir / "annotations" / "captions_val2017.json", out=tmp_path / "text", num_images=3),
           progress=False)

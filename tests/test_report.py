@@ -343,7 +343,7 @@ def test_thumbnails_are_made_once_per_process_for_the_same_shards(tmp_path, monk
     from types import SimpleNamespace
 
     from lgip_dataset import SAMPLE_DIR
-    from lgip_dataset.images import decode_image
+    from lgip_dataset.files.images import decode_image
     from lgip_metric.report import qualitative
 
     monkeypatch.setattr(qualitative, "_MADE", qualitative.OrderedDict())

@@ -8,7 +8,8 @@ import datasets
 import pandas as pd
 import pyarrow.parquet as pq
 
-from lgip_dataset import SAMPLE_DIR, hub_io, schema
+from lgip_dataset import SAMPLE_DIR, schema
+from lgip_dataset.files import hub_io
 from lgip_metric.scoring.engine import score_dataset
 
 ROWS = 40

@@ -7,7 +7,7 @@ import datasets
 from PIL import Image
 
 from lgip_dataset import SAMPLE_DIR, schema
-from lgip_dataset.hub_io import BUILD_INFO
+from lgip_dataset.files.hub_io import BUILD_INFO
 from lgip_dataset.perturb import LEXICON_VERSION
 
 REDISTRIBUTABLE = {"Attribution License", "Attribution-ShareAlike License"}

@@ -82,7 +82,8 @@ def test_score_reads_the_dataset_without_importing_datasets(dataset, tmp_path):
 
 
 def test_the_engines_reader_gives_the_rows_datasets_loads(dataset):
-    from lgip_dataset import hub_io, schema
+    from lgip_dataset import schema
+    from lgip_dataset.files import hub_io
 
     files = hub_io.DatasetFiles(dataset)
     for config in (schema.PAIRS, schema.IMAGES):

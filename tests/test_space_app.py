@@ -21,7 +21,7 @@ from gradio_client import Client, handle_file
 from PIL import Image
 
 from lgip_dataset import schema
-from lgip_dataset.hub_io import load_config
+from lgip_dataset.files.hub_io import load_config
 from lgip_dataset.perturb import Perturber
 from lgip_dataset.perturb.registry import CORE, HARD
 from lgip_metric import stats

@@ -11,7 +11,7 @@ import pytest
 from helpers.models import other_tiny_model
 from helpers.space import TINY, import_space_app
 from lgip_dataset import SAMPLE_DIR, schema
-from lgip_dataset.hub_io import load_config
+from lgip_dataset.files.hub_io import load_config
 from lgip_metric import sweep
 from lgip_metric.results.record import load_results
 from lgip_metric.statistics import reference

@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from lgip_dataset.coco import read_captions
 from lgip_dataset.errors import DataError
-from lgip_dataset.hub_io import BUILD_INFO, load_config
-from lgip_dataset.materialize import BuildConfig, build
+from lgip_dataset.files.hub_io import BUILD_INFO, load_config
 from lgip_dataset.perturb.plausibility import shipped_image_ids
-from lgip_dataset.skips import SkipLog
-from lgip_dataset.statistics_captions import read_statistics_files, statistics_captions
+from lgip_dataset.sources.coco import read_captions
+from lgip_dataset.sources.skips import SkipLog
+from lgip_dataset.sources.statistics_captions import read_statistics_files, statistics_captions
+from lgip_dataset.writing.materialize import BuildConfig, build
 from lgip_metric.cli import main
 from helpers.paths import SHARED, needs_shared
 

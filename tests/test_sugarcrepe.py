@@ -14,12 +14,12 @@ import pytest
 import torch
 import yaml
 
-from lgip_dataset import schema, sugarcrepe
+from lgip_dataset.sources import sugarcrepe
 from lgip_metric.cli import main as lgip
 from lgip_dataset.errors import DataError
-from lgip_dataset.images import decode_image
+from lgip_dataset.files.images import decode_image
 from lgip_dataset.perturb.registry import IMPORTED_TYPES, SUGARCREPE_SUBSETS
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.skips import SkipLog
 from lgip_metric import stats
 from lgip_metric.models import load_model
 from helpers.models import other_tiny_model

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from helpers.models import other_tiny_model
-from lgip_dataset import measurable
 from lgip_dataset.errors import DataError
+from lgip_dataset.selection import measurable
 from lgip_metric import sweep
 from lgip_metric.cli import main as lgip
 from lgip_metric.report.sample_size import few_images_warnings

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lgip_dataset import hub_io, judging, schema
+from lgip_dataset import judging, schema
+from lgip_dataset.files import hub_io
 from lgip_dataset.judging.labels import VALID
 from lgip_dataset.judging.validated_choice import CHOSEN, choose_validated
 from lgip_dataset.perturb.plausibility import shipped_counts

@@ -1,5 +1,8 @@
 """The text-side subcommands of ``lgip`` (one module each; ``lgip_metric.cli`` registers them) and the argument
-types they share."""
+types they share.
+
+It may import every other room of :mod:`lgip_dataset`; nothing of the package imports it.
+"""
 from __future__ import annotations
 
 import argparse

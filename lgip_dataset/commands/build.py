@@ -98,8 +98,8 @@ def _stores(values: list[str]) -> tuple[Path, ...]:
 def _source(args: argparse.Namespace, extracted: Path) -> tuple[str, Path, dict]:
     """(source format, captions file or source folder, extra BuildConfig fields) of the arguments; ``extracted`` is
     the folder a ``--from dataset`` build writes its images into."""
-    from lgip_dataset import imagefolder, saved_dataset, sugarcrepe
     from lgip_dataset.errors import DataError
+    from lgip_dataset.sources import imagefolder, saved_dataset, sugarcrepe
 
     name, folder = args.from_source or ("coco", args.captions)
     own = {imagefolder.FORMAT: Path(folder), saved_dataset.FORMAT: extracted}  # where their images are read
@@ -129,9 +129,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace, extracted: Path) -> int:
-    from lgip_dataset.materialize import BuildConfig, build
-    from lgip_dataset.parallel import default_workers
     from lgip_dataset.perturb.registry import resolve_families
+    from lgip_dataset.writing.materialize import BuildConfig, build
+    from lgip_dataset.writing.parallel import default_workers
 
     source, captions, card = _source(args, extracted)
     cap = args.captions_per_image if args.captions_per_image is not None else (5 if source == "coco" else None)

@@ -1,11 +1,11 @@
 """``lgip export``: write a built LGIP folder's flips in the layout another harness reads (``--format sugarcrepe``:
-CLIP_benchmark's SugarCrepe task, :mod:`lgip_dataset.export_sugarcrepe`)."""
+CLIP_benchmark's SugarCrepe task, :mod:`lgip_dataset.writing.export_sugarcrepe`)."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from lgip_dataset import export_sugarcrepe
+from lgip_dataset.writing import export_sugarcrepe
 
 FORMATS = (export_sugarcrepe.FORMAT,)
 

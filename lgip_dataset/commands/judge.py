@@ -84,8 +84,8 @@ def _numbered(path: Path, sheets: int) -> list[Path]:
 
 def _draw(args: argparse.Namespace) -> int:
     from lgip_dataset import judging
-    from lgip_dataset.atomic import atomic_write_text, check_output_file, is_special
     from lgip_dataset.errors import DataError
+    from lgip_dataset.files.atomic import atomic_write_text, check_output_file, is_special
 
     sheets, keys = _numbered(args.sheet, args.split), _numbered(args.key, args.split)
     if set(sheets) & set(keys):
@@ -131,7 +131,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from lgip_dataset import judging
-    from lgip_dataset.atomic import atomic_write_text, check_output_file
+    from lgip_dataset.files.atomic import atomic_write_text, check_output_file
 
     for path, option in ((args.markdown, "--markdown"), (args.json, "--json")):
         if path is not None:

@@ -5,9 +5,9 @@ import argparse
 import json
 import sys
 
-from lgip_dataset.coco import normalise_caption
 from lgip_dataset.perturb import LEXICON_VERSION, MAX_CAPTION_CHARS, Perturber
 from lgip_dataset.perturb.registry import FAMILIES, OPT_IN, resolve_families
+from lgip_dataset.sources.coco import normalise_caption
 
 
 def _count(text: str) -> int:

@@ -14,6 +14,11 @@
 
 Each module has one job: :mod:`.labels` (the labels, majority, label files), :mod:`.store`, :mod:`.draw`,
 :mod:`.report` and :mod:`.builds`; this package gives their public names.
+
+It may import the top-level modules of :mod:`lgip_dataset`, :mod:`lgip_dataset.files`, :mod:`lgip_dataset.records`,
+:mod:`lgip_dataset.perturb`, :mod:`lgip_dataset.sources` and :mod:`lgip_dataset.selection` (the validated rule
+chooses as the build's hard flips are chosen); :mod:`lgip_dataset.writing` and :mod:`lgip_dataset.commands` sit above
+it.
 """
 from lgip_dataset.judging.draw import (blind_sheet, draw, first_is_original, folder_flips, key_text, rank, read_key,
                                        sheet_name, split)

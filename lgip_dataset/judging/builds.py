@@ -13,7 +13,7 @@ from lgip_dataset import schema
 from lgip_dataset.judging.labels import VALID, judged_record
 from lgip_dataset.judging.store import read_store
 from lgip_dataset.perturb.registry import variant_types
-from lgip_dataset.statistics_captions import file_sha256
+from lgip_dataset.sources.statistics_captions import file_sha256
 
 RULE_GROUPS = ("core", "hard")  # the groups whose unlabelled flips stand validated by their rules and sampled draws
 # Every judge, not most: of the validated compositional flips that later sealed draws judged again (three fresh

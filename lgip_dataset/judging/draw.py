@@ -16,8 +16,9 @@ import zlib
 from pathlib import Path
 from typing import Sequence
 
-from lgip_dataset import hub_io, schema
+from lgip_dataset import schema
 from lgip_dataset.errors import DataError
+from lgip_dataset.files import hub_io
 from lgip_dataset.judging.labels import disputed as is_disputed
 from lgip_dataset.judging.store import Store
 

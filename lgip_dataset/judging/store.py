@@ -22,10 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from lgip_dataset.atomic import atomic_path, check_output_file, write_failure
 from lgip_dataset.errors import DataError
+from lgip_dataset.files.atomic import atomic_path, check_output_file, write_failure
+from lgip_dataset.files.locks import FolderBusy, lock_folder
 from lgip_dataset.judging.labels import LABELS
-from lgip_dataset.locks import FolderBusy, lock_folder
 
 SUFFIXES = (".jsonl", ".jsonl.gz")
 SHIPPED_STORE = Path(__file__).resolve().parents[1] / "reference" / "judged_flips.jsonl.gz"

@@ -3,16 +3,17 @@
 Judges keep the valid flips of ``hard_relation``, ``spatial`` and ``binding`` (:func:`~lgip_dataset.judging.validated`),
 but valid is not free of text priors: an opposite or a swapped attribute often reads less usual than the caption, and
 COCO says "in front of" far more often than "behind", so a spatial flip's direction alone gives it away. Of each of
-these families' judged-valid flips, the validated config keeps those :func:`lgip_dataset.balance.choose` picks, each
-flip its own site, by :data:`RULES`: every word of the differences removed as often as inserted up to the net count of a
-seeded fair coin per image (each direction of a change as frequent as its reverse), as many flips the build's bigram and
-trigram LMs (the other statistics folds) find likelier than their caption as the reverse, and as many whose changed
-words are more typical of the words both texts share than the caption's (context typicality,
-:mod:`lgip_dataset.context_typicality`, from the build's captions of the other statistics folds), each image with a flip
-worth more than a flip, then adversarial rounds of word learners and of context learners (each changed word paired with
-each word both texts share, :func:`lgip_dataset.adversary.context_features`: which things go together) on random image
-partitions of the build's stream, which drop the flips the learners pick out most surely. The choice depends only on the
-valid flips, the build's statistics and its seed; every other row the validated rule keeps is kept as it is.
+these families' judged-valid flips, the validated config keeps those :func:`lgip_dataset.selection.balance.choose`
+picks, each flip its own site, by :data:`RULES`: every word of the differences removed as often as inserted up to the
+net count of a seeded fair coin per image (each direction of a change as frequent as its reverse), as many flips the
+build's bigram and trigram LMs (the other statistics folds) find likelier than their caption as the reverse, and as many
+whose changed words are more typical of the words both texts share than the caption's (context typicality,
+:mod:`lgip_dataset.selection.context_typicality`, from the build's captions of the other statistics folds), each image
+with a flip worth more than a flip, then adversarial rounds of word learners and of context learners (each changed word
+paired with each word both texts share, :func:`lgip_dataset.selection.adversary.context_features`: which things go
+together) on random image partitions of the build's stream, which drop the flips the learners pick out most surely. The
+choice depends only on the valid flips, the build's statistics and its seed; every other row the validated rule keeps is
+kept as it is.
 """
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ from collections import Counter
 
 import numpy as np
 
-from lgip_dataset import balance, schema
-from lgip_dataset.adversary import CONTEXT
-from lgip_dataset.context_typicality import Pairs
+from lgip_dataset import schema
 from lgip_dataset.ngram import FOLDS, image_fold
 from lgip_dataset.perturb.plausibility import FoldedCounts
 from lgip_dataset.perturb.variant import Variant
+from lgip_dataset.selection import balance
+from lgip_dataset.selection.adversary import CONTEXT
+from lgip_dataset.selection.context_typicality import Pairs
 
 CHOSEN = ("hard_relation", "spatial", "binding")  # families whose judged-valid flips are chosen across the build
 # Tuned on val2017 (dev draws of the choice at seeds 0-2, every held-out instrument of the three families within
@@ -48,9 +50,9 @@ FIGURES = ("flips", "learner_accuracy", "largest_word_imbalance", "lm_prefers_ca
 def describe() -> str:
     """The rule, for the build's card."""
     return (f"the judged-valid flips of {', '.join(CHOSEN)} chosen per family across the build as the hard flips are "
-            "(lgip_dataset.balance: words of the differences removed as often as inserted up to a fair coin per image, "
-            "the bigram and trigram LMs' and the context typicality's preferences balanced; adversarial rounds of "
-            "word and context learners)")
+            "(lgip_dataset.selection.balance: words of the differences removed as often as inserted up to a fair coin "
+            "per image, the bigram and trigram LMs' and the context typicality's preferences balanced; adversarial "
+            "rounds of word and context learners)")
 
 
 def choose_validated(pairs: dict[str, list], keep: np.ndarray, statistics: FoldedCounts,

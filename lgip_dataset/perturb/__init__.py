@@ -2,6 +2,9 @@
 
     from lgip_dataset.perturb import Perturber
     result = Perturber(k_same=6, k_diff=6).perturb("Two dogs playing in the snow.", seed=0)
+
+It may import the top-level modules of :mod:`lgip_dataset` (``errors``, the n-gram LMs) and nothing else of the
+package: the readers, the choice of flips, judging and the build sit above it.
 """
 from lgip_dataset.perturb.lexicon import LEXICON_VERSION
 from lgip_dataset.perturb.perturber import MAX_CAPTION_CHARS, Perturber

@@ -88,7 +88,7 @@ class Perturber:
     def hard_pools(self, caption: str, seed: int = 0, image_id: int | None = None) -> dict[str, list[list[Variant]]]:
         """Per chosen hard family, the pools of fitting candidates of its first ``k_diff`` sites in
         ``caption`` (:func:`lgip_dataset.perturb.families.hard.pool`), for a choice across a set
-        of captions (:mod:`lgip_dataset.balance`)."""
+        of captions (:mod:`lgip_dataset.selection.balance`)."""
         ctx = self._context(caption, seed, image_id)
         base = caption_key(seed, caption)
         return {name: POOLS[name](ctx, KeyedRandom(family_key(base, name)))[:self.k_diff]
@@ -98,7 +98,7 @@ class Perturber:
                 hard_flips: dict[str, list[Variant]] | None = None) -> PerturbResult:
         """Paraphrases and flips of ``caption`` (used exactly as given: spans index into it);
         ``image_id`` picks the cross-fitted statistics of the hard families. ``hard_flips`` (per hard
-        family, chosen across a set of captions by :mod:`lgip_dataset.balance`) replaces the hard
+        family, chosen across a set of captions by :mod:`lgip_dataset.selection.balance`) replaces the hard
         families' choice from this caption alone."""
         if hard_flips is not None:
             return self.with_hard_flips(self.perturb_without_pools(caption, seed, image_id), hard_flips)

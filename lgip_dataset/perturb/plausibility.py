@@ -329,7 +329,7 @@ class Plausibility:
 
     def trigram_delta(self, caption: str, variant: str) -> float:
         """log P(variant) - log P(caption) under the trigram LM (> 0: the flip reads more likely), which the hard
-        set's choice balances (:mod:`lgip_dataset.balance_program`)."""
+        set's choice balances (:mod:`lgip_dataset.selection.balance_program`)."""
         return self.trigram.logprob(variant) - self.trigram.logprob(caption)
 
     def trigram_readings(self, caption: str, variants: list[str]) -> list[tuple[float, list[float]]]:

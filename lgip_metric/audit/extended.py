@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 from lgip_dataset.errors import DataError
-from lgip_dataset.measurable import NOT_MEASURABLE
 from lgip_dataset.perturb.registry import PEER_TYPES
+from lgip_dataset.selection.measurable import NOT_MEASURABLE
 from lgip_metric.variant_types import VARIANT_TYPES
 
 VALID = "valid"

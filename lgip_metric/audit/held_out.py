@@ -4,7 +4,7 @@ A probe set balanced against its own instruments reads chance on them by constru
 scorer it was never tuned on is the figure that counts. So the audit judges the flips with:
 
 - **learners on fresh image partitions**: the word and character n-gram logistic regressions of
-  :mod:`lgip_dataset.adversary`, and a learner of another class, multinomial naive Bayes on the word
+  :mod:`lgip_dataset.selection.adversary`, and a learner of another class, multinomial naive Bayes on the word
   1-2-gram counts (``nb``: trained on the captions as one class and the flips as the other, its margin the
   log-likelihood ratio of the caption minus that of the flip), each cross-fitted over ``REPEATS`` random
   partitions of the images into ``FOLDS`` folds drawn at audit time from the audit's own stream
@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lgip_dataset import adversary
 from lgip_dataset.errors import DataError
-from lgip_dataset import context_typicality as context
+from lgip_dataset.selection import adversary, context_typicality as context
 from lgip_metric.statistics import blind
 
 LEARNERS = ("word", "char", "nb", "context")
@@ -97,7 +96,7 @@ class Learners:
 
     @property
     def context(self) -> context.Pairs:
-        """The pairs' changed and context words (:mod:`lgip_dataset.context_typicality`), split once."""
+        """The pairs' changed and context words (:mod:`lgip_dataset.selection.context_typicality`), split once."""
         if self._context is None:
             self._context = context.Pairs(self.captions, self.variants)
         return self._context
@@ -150,10 +149,10 @@ def learner_figures(rows: pd.DataFrame, groups: dict[str, list[str]], *, learner
 
 def typicality_figures(rows: pd.DataFrame, train: pd.DataFrame, groups: dict[str, list[str]], *, seed: int = 0,
                        repeats: int = REPEATS, folds: int = FOLDS) -> dict[str, dict]:
-    """Context typicality (:mod:`lgip_dataset.context_typicality`) per block and type of ``groups`` over the audit's
-    fresh partitions: each row's margin from the co-occurrence in the captions (``train``: ``image_id``, ``caption_id``,
-    ``caption``) of the other folds' images; ``{name: spread}`` of the share where the caption's words are the more
-    typical (a tie 1/2)."""
+    """Context typicality (:mod:`lgip_dataset.selection.context_typicality`) per block and type of ``groups`` over the
+    audit's fresh partitions: each row's margin from the co-occurrence in the captions (``train``: ``image_id``,
+    ``caption_id``, ``caption``) of the other folds' images; ``{name: spread}`` of the share where the caption's words
+    are the more typical (a tie 1/2)."""
     pairs = context.Pairs(rows["caption"].astype(str).tolist(), rows["variant"].astype(str).tolist())
     train = train.drop_duplicates("caption_id")
     type_of = rows["type"].to_numpy().astype(str)
@@ -227,8 +226,8 @@ def corpus_captions(path: str | Path, audited_images, audited_captions) -> tuple
     """The captions (``(image id, text)``) of a COCO or Karpathy captions file whose images are outside the audited
     set (and whose text is none of the audited captions), and what was kept and left out. A DataError names the
     file when it holds no such caption."""
-    from lgip_dataset.coco import read_captions
-    from lgip_dataset.skips import SkipLog
+    from lgip_dataset.sources.coco import read_captions
+    from lgip_dataset.sources.skips import SkipLog
 
     entries = read_captions(path, SkipLog())
     images = {str(i) for i in audited_images}
@@ -258,10 +257,10 @@ def scaling(rows: pd.DataFrame, groups: dict[str, list[str]], sizes, *, learners
     """The held-out learners' mean accuracy per block and type of ``groups`` on nested random image subsets of
     about each of ``sizes`` captions (the images in one seeded order, taken until the size is reached) and on
     all of ``rows``: ``[{"captions", "images", "pairs", "figures": {name: {learner: mean}}, "not_measurable":
-    {name: reason}}]`` by size. A figure the audit's rule (:mod:`lgip_dataset.measurable`) finds not measurable
-    on a subset (fewer than 10 images, a type in one image fold) is None, its reason in ``not_measurable``. A size
-    at or above the whole set is left out (the last entry is the whole set)."""
-    from lgip_dataset import measurable
+    {name: reason}}]`` by size. A figure the audit's rule (:mod:`lgip_dataset.selection.measurable`) finds not
+    measurable on a subset (fewer than 10 images, a type in one image fold) is None, its reason in
+    ``not_measurable``. A size at or above the whole set is left out (the last entry is the whole set)."""
+    from lgip_dataset.selection import measurable
 
     captions = rows.groupby(rows["image_id"].astype(str))["caption_id" if "caption_id" in rows else "caption"].nunique()
     order = captions.index.to_numpy()[np.argsort(adversary.random_folds(captions.index, len(captions),

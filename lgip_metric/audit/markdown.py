@@ -1,7 +1,7 @@
 """The audit as markdown: its held-out and in-sample tables (blocks, then types) and the top word imbalances."""
 from __future__ import annotations
 
-from lgip_dataset.measurable import NOT_MEASURABLE, RULE
+from lgip_dataset.selection.measurable import NOT_MEASURABLE, RULE
 from lgip_metric.audit.text_only import NGRAM_SCORERS
 from lgip_metric.stats import interval_label
 

@@ -15,6 +15,7 @@ from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS
 from lgip_dataset.perturb.perturber import valid_unicode
 from lgip_metric import stats
+from lgip_metric.audit.blocks import HARD_BLOCK
 
 DEFAULT_TYPE = stats.FLIP  # the type of every pair of a table without a type column
 PAIR_FILE_SUFFIXES = (".parquet", ".csv", ".jsonl")
@@ -49,7 +50,7 @@ def from_build(folder: str | Path, config: str = schema.PAIRS) -> Source:
     ``images`` config)."""
     import pyarrow.parquet as pq
 
-    from lgip_dataset import hub_io
+    from lgip_dataset.files import hub_io
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -77,8 +78,7 @@ def _in_sample(folder: Path) -> dict:
     flips together: ``{name: {"accuracy", "interval"}}``; empty for a build without them."""
     import json
 
-    from lgip_dataset.hub_io import BUILD_INFO
-    from lgip_metric.audit.text_only import HARD_BLOCK  # here: text_only reads this module
+    from lgip_dataset.files.hub_io import BUILD_INFO
 
     try:
         balance = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))["hard_flips"]["balance"]
@@ -94,8 +94,8 @@ def _in_sample(folder: Path) -> dict:
 def from_sugarcrepe(folder: str | Path) -> Source:
     """Every SugarCrepe-format file of ``folder`` (``{id: {filename, caption, negative_caption}}``), text only:
     each file is a type ``sugarcrepe_<file stem>``, the image id comes from the file name."""
-    from lgip_dataset import sugarcrepe
-    from lgip_dataset.skips import SkipLog
+    from lgip_dataset.sources import sugarcrepe
+    from lgip_dataset.sources.skips import SkipLog
 
     skips = SkipLog()
     records, file_names, caption_ids = [], {}, {}

@@ -8,14 +8,14 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from lgip_dataset import adversary, measurable
 from lgip_dataset.errors import DataError
+from lgip_dataset.selection import adversary, measurable
 from lgip_metric import stats
 from lgip_metric.audit import held_out
+from lgip_metric.audit.blocks import blocks
 from lgip_metric.audit.sources import caption_ids, flip_rows
 from lgip_metric.statistics import blind
 
-PAPER_BLOCK, HARD_BLOCK, ALL_BLOCK = "paper flips", "hard flips", "all flips"
 MIN_USES = 20  # a word's uses (as removed or added) before it is listed among the artifacts
 TOP_WORDS = 10
 NGRAM_SCORERS = {"bigram": "bigram KN LM, the build's own two image folds (in-sample)",
@@ -32,18 +32,6 @@ def check_learners(learners) -> tuple[str, ...]:
         raise DataError(f"--learners {','.join(learners)}: unknown learner {unknown[0] if unknown else '(none)'!r}; "
                         f"choose from {','.join(held_out.LEARNERS)}")
     return learners
-
-
-def blocks(types) -> dict[str, list[str]]:
-    """The headline blocks present among ``types``: the paper's flips, the hard flips, and all flips
-    (unless those are one type, or exactly one of the other blocks)."""
-    present = {str(t) for t in types}
-    paper = [t for t in stats.CORE_TYPES if t in present and stats.DECLARED_TYPES[t] == stats.FLIP]
-    hard = [t for t in stats.HARD_TYPES if t in present]
-    named = {**({PAPER_BLOCK: paper} if paper else {}), **({HARD_BLOCK: hard} if hard else {})}
-    every = sorted(present)
-    same = len(every) == 1 or any(sorted(members) == every for members in named.values())
-    return {**named, **({} if same else {ALL_BLOCK: every})}
 
 
 def positive_rates(rows: pd.DataFrame, original, variant, groups: dict[str, list[str]], *, bootstrap: int,

@@ -9,7 +9,8 @@ import pandas as pd
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_metric.audit.text_only import blocks, positive_rates
+from lgip_metric.audit.blocks import blocks
+from lgip_metric.audit.text_only import positive_rates
 
 
 def image_files(rows: pd.DataFrame, images_dir: str | Path, file_names: dict) -> dict:
@@ -79,8 +80,8 @@ def _write_dataset(folder: Path, rows: pd.DataFrame, files: dict) -> tuple[Path,
     stored once); returns the folder and the unreadable images (id -> reason), whose rows are left out."""
     import datasets
 
-    from lgip_dataset.images import check_images
-    from lgip_dataset.materialize import image_row
+    from lgip_dataset.files.images import check_images
+    from lgip_dataset.writing.materialize import image_row
 
     ids = list(files)
     codes = {image_id: i for i, image_id in enumerate(ids)}  # int64 image ids for any input's ids

@@ -63,9 +63,10 @@ def _locate(source: str, dataset: str | None) -> tuple[Path, str, str]:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from lgip_dataset import hub_io, schema
-    from lgip_dataset.atomic import atomic_write_text
+    from lgip_dataset import schema
     from lgip_dataset.errors import DataError
+    from lgip_dataset.files import hub_io
+    from lgip_dataset.files.atomic import atomic_write_text
     from lgip_metric.statistics.analysis import association_tests, check_scores, features
     from lgip_metric.report.analysis_plots import plot_effects, plot_outcomes
     from lgip_metric.report.tables import markdown, to_csv

@@ -90,8 +90,8 @@ def _sizes(value: str) -> tuple[int, ...]:
 
 def _source(args: argparse.Namespace):
     """The input the arguments name, loaded and checked (a DataError otherwise)."""
-    from lgip_dataset import sugarcrepe
     from lgip_dataset.errors import DataError
+    from lgip_dataset.sources import sugarcrepe
     from lgip_metric import audit
 
     named = [x for x in (args.source, args.from_source, args.pairs) if x is not None]
@@ -114,8 +114,8 @@ def _source(args: argparse.Namespace):
 
 def _peer(args: argparse.Namespace):
     """The peer probe set that --beside names, loaded and checked (None without the option)."""
-    from lgip_dataset import sugarcrepe
     from lgip_dataset.errors import DataError
+    from lgip_dataset.sources import sugarcrepe
     from lgip_metric import audit
 
     if args.beside is None:
@@ -151,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
     import sklearn
 
     from lgip_dataset import __version__
-    from lgip_dataset.atomic import atomic_write_text, check_output_file
     from lgip_dataset.errors import DataError
+    from lgip_dataset.files.atomic import atomic_write_text, check_output_file
     from lgip_metric import audit
     from lgip_dataset.perturb.registry import PEER_TYPES
     from lgip_metric.results.record import git_hash

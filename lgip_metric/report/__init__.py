@@ -25,8 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
+from lgip_dataset.files.atomic import atomic_write_text
 from lgip_metric import stats
 from lgip_metric.statistics import score_table
 from lgip_metric.report import hard, leaderboard, plots, probes, qualitative, tables, validated

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import pandas as pd  # noqa: E402
 
 from lgip_metric.statistics.analysis import OUTCOMES  # noqa: E402
-from lgip_dataset.atomic import atomic_path  # noqa: E402
+from lgip_dataset.files.atomic import atomic_path  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lgip_dataset.atomic import atomic_write_text
+from lgip_dataset.files.atomic import atomic_write_text
 from lgip_metric import stats
 from lgip_metric.report import hard, tables
 from lgip_metric.results.record import Results

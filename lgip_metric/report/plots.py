@@ -11,7 +11,7 @@ from matplotlib.text import Text  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from lgip_metric.statistics import reference  # noqa: E402
-from lgip_dataset.atomic import atomic_path  # noqa: E402
+from lgip_dataset.files.atomic import atomic_path  # noqa: E402
 from lgip_metric.results.provenance import RANDOM_MARK  # noqa: E402
 from lgip_metric.results.record import Results  # noqa: E402
 from lgip_metric.stats import interval_label  # noqa: E402

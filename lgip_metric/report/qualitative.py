@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from lgip_dataset import hub_io, schema
-from lgip_dataset.image_cells import ImageCells
+from lgip_dataset import schema
 from lgip_dataset.errors import LGIPError
-from lgip_dataset.images import ImageError, decode_image
+from lgip_dataset.files import hub_io
+from lgip_dataset.files.image_cells import ImageCells
+from lgip_dataset.files.images import ImageError, decode_image
 from lgip_metric.report.tables import markdown
 from lgip_metric.results.record import Results
 
@@ -55,7 +56,7 @@ MADE_KEPT = 512  # about 10 MB: a sweep's later reports read their images' thumb
 
 def _thumbnail(cells: ImageCells, shards: tuple, position: int, image_id: int) -> bytes:
     """The JPEG thumbnail of the image at ``position`` (ImageError where it cannot be decoded), made once per process
-    for the same shards (their folder and :meth:`~lgip_dataset.hub_io.DatasetFiles.stamp`) and image."""
+    for the same shards (their folder and :meth:`~lgip_dataset.files.hub_io.DatasetFiles.stamp`) and image."""
     key = (shards, image_id)
     if key in _MADE:
         _MADE.move_to_end(key)

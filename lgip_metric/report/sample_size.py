@@ -1,4 +1,4 @@
-"""Warnings for a run over few images, by the rule ``lgip audit`` applies (:mod:`lgip_dataset.measurable`).
+"""Warnings for a run over few images, by the rule ``lgip audit`` applies (:mod:`lgip_dataset.selection.measurable`).
 
 A cross-fitted text-only figure over fewer than ``measurable.WARN_IMAGES`` images has a wide interval, and
 over fewer than ``measurable.MIN_IMAGES`` the audit reports none at all; ``lgip evaluate`` still prints the
@@ -7,7 +7,7 @@ same words, per headline block.
 """
 from __future__ import annotations
 
-from lgip_dataset import measurable
+from lgip_dataset.selection import measurable
 from lgip_metric import stats
 from lgip_metric.results.record import Results
 

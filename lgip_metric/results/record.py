@@ -47,9 +47,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lgip_dataset import __version__, schema
-from lgip_dataset.atomic import atomic_write_text
 from lgip_dataset.errors import DataError
-from lgip_dataset.statistics_captions import file_sha256
+from lgip_dataset.files.atomic import atomic_write_text
+from lgip_dataset.sources.statistics_captions import file_sha256
 from lgip_metric import stats
 from lgip_metric.results.provenance import Provenance
 

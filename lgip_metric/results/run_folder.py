@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from lgip_dataset.atomic import remove_stale_temps
 from lgip_dataset.errors import LGIPError
-from lgip_dataset.hub_io import BUILD_INFO
-from lgip_dataset.locks import FolderBusy, lock_folder
+from lgip_dataset.files.atomic import remove_stale_temps
+from lgip_dataset.files.hub_io import BUILD_INFO
+from lgip_dataset.files.locks import FolderBusy, lock_folder
 
 LEGACY_LOCK_FILE = ".lgip.lock"  # written into --out by lgip 0.1.0; removed by a run that holds the folder
 _HELD: set[Path] = set()  # folders this process holds: a nested claim (an API call inside a command) passes

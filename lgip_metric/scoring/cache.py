@@ -22,8 +22,8 @@ from typing import Iterator
 
 import numpy as np
 
-from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.errors import LGIPError
+from lgip_dataset.files.atomic import atomic_path, atomic_write_text
 
 log = logging.getLogger(__name__)
 KEY_DTYPE = "<U64"

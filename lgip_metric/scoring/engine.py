@@ -37,9 +37,10 @@ import pyarrow as pa
 import torch
 from tqdm.auto import tqdm
 
-from lgip_dataset import hub_io, schema
-from lgip_dataset.atomic import atomic_write_text, check_free_space
+from lgip_dataset import schema
 from lgip_dataset.errors import LGIPError
+from lgip_dataset.files import hub_io
+from lgip_dataset.files.atomic import atomic_write_text, check_free_space
 from lgip_metric.scoring import distributed, heap
 from lgip_metric.scoring.cache import DEFAULT_CHUNK_ROWS, EmbeddingCache, check_writable, content_key, default_cache_dir
 from lgip_metric.scoring.image_data import ImageRows, image_batch_size, image_batches

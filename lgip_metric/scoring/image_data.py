@@ -1,6 +1,6 @@
 """Read, decode and preprocess images of the ``images`` config in DataLoader workers.
 
-The JPEG bytes come from :class:`~lgip_dataset.image_cells.ImageCells`, a few rows at a time.
+The JPEG bytes come from :class:`~lgip_dataset.files.image_cells.ImageCells`, a few rows at a time.
 A row that cannot be used (no bytes, corrupt JPEG, decompression bomb) comes back as a failure
 with its reason instead of a tensor; the engine counts and reports it and scores the rest. With a
 :class:`~lgip_metric.scoring.input_cache.PixelStore`, an image whose pixels a model of the same
@@ -13,8 +13,8 @@ from typing import Callable, Iterator
 import torch
 from PIL import Image
 
-from lgip_dataset.image_cells import ImageCells
-from lgip_dataset.images import ImageError, decode_image
+from lgip_dataset.files.image_cells import ImageCells
+from lgip_dataset.files.images import ImageError, decode_image
 from lgip_metric.models.pixel_stages import PixelStages
 from lgip_metric.scoring.heap import heap_rows
 from lgip_metric.scoring.input_cache import PixelStore
@@ -26,7 +26,7 @@ PIECE_IMAGES = 16  # images a worker decodes at a time: 2,000 images in batches 
 
 def cell_image(cell: dict | None) -> Image.Image:
     """The RGB image of an ``Image()`` cell from its embedded bytes (builds always embed them), or
-    :class:`~lgip_dataset.images.ImageError` with the reason."""
+    :class:`~lgip_dataset.files.images.ImageError` with the reason."""
     return decode_image(cell.get("bytes") if cell else None)
 
 

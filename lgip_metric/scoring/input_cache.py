@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lgip_dataset.atomic import atomic_path, atomic_write_text
 from lgip_dataset.errors import DataError
+from lgip_dataset.files.atomic import atomic_path, atomic_write_text
 
 log = logging.getLogger(__name__)
 INPUTS = "inputs"

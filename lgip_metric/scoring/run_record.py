@@ -8,7 +8,7 @@ from importlib.metadata import version
 
 import numpy as np
 
-from lgip_dataset.hub_io import DatasetFiles
+from lgip_dataset.files.hub_io import DatasetFiles
 from lgip_metric.models import Encoder
 from lgip_metric.models.registry import ModelSpec
 from lgip_metric.results.provenance import RANDOM_NOTE, Provenance

@@ -10,8 +10,8 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lgip_dataset.atomic import atomic_path
 from lgip_dataset.errors import LGIPError
+from lgip_dataset.files.atomic import atomic_path
 
 
 class _HashingFile:

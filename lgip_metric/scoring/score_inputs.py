@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 
 from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_dataset.hub_io import DatasetFiles
-from lgip_dataset.image_cells import ImageCells
+from lgip_dataset.files.hub_io import DatasetFiles
+from lgip_dataset.files.image_cells import ImageCells
 from lgip_dataset.judging import RULE, validated_mask
 from lgip_metric.scoring.cache import content_key
 

@@ -11,7 +11,7 @@
 (b) The model's own text-only similarity ``t_sim`` = cos(f_text(c), f_text(c†)) (a column of the
     score file): its mean per type and the share above ``COLLAPSE`` (text-encoder collapse,
     ControlledImCaps).
-(c) A learned text-only adversary (``adversary``; :mod:`lgip_dataset.adversary`): a logistic
+(c) A learned text-only adversary (``adversary``; :mod:`lgip_dataset.selection.adversary`): a logistic
     regression on the word 1-2-gram difference of caption and flip, one per flip type, cross-fitted
     over five image folds; its held-out accuracy per type (pair-level: the share of flip rows where it
     picks the human caption, a tie counting 1/2) with an image-bootstrap interval. It finds what an
@@ -29,8 +29,8 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 
-from lgip_dataset import adversary
 from lgip_dataset.ngram import FOLDS, BigramKN, image_fold
+from lgip_dataset.selection import adversary
 from lgip_metric import stats
 from lgip_metric.statistics import score_table
 from lgip_dataset.ngram import TrigramKN
@@ -47,10 +47,11 @@ TRIGRAM_DESCRIPTION = (
 )
 
 ADVERSARY_DESCRIPTION = (
-    "learned text-only adversary (lgip_dataset.adversary): logistic regression (no intercept, C=1, liblinear) on "
-    "the {learner} n-gram count difference phi(caption) - phi(flip), trained on [x, -x] so orientation carries no "
-    "prior, one per flip type, cross-fitted over {folds} image folds (SHA-256 of image_id); held-out accuracy: the "
-    "share of flip rows where it picks the caption (a tie counts 1/2), pair-level, with an image-bootstrap interval"
+    "learned text-only adversary (lgip_dataset.selection.adversary): logistic regression (no intercept, C=1, "
+    "liblinear) on the {learner} n-gram count difference phi(caption) - phi(flip), trained on [x, -x] so orientation "
+    "carries no prior, one per flip type, cross-fitted over {folds} image folds (SHA-256 of image_id); held-out "
+    "accuracy: the share of flip rows where it picks the caption (a tie counts 1/2), pair-level, with an "
+    "image-bootstrap interval"
 )
 
 

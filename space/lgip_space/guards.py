@@ -11,10 +11,10 @@ from pathlib import Path
 import gradio as gr
 from PIL import Image
 
-from lgip_dataset.coco import normalise_caption
 from lgip_dataset.errors import DataError
-from lgip_dataset.images import MAX_PIXELS, ImageError, decode_image
+from lgip_dataset.files.images import MAX_PIXELS, ImageError, decode_image
 from lgip_dataset.perturb import Perturber
+from lgip_dataset.sources.coco import normalise_caption
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 MAX_CAPTION_CHARS = 300  # CLIP-family text towers read 77 tokens; longer captions would be truncated
@@ -70,7 +70,7 @@ def check_image(image) -> Image.Image:
 
 
 def check_caption(caption: str | None) -> str:
-    """The caption cleaned as a build cleans it (:func:`lgip_dataset.coco.normalise_caption`: no zero-width
+    """The caption cleaned as a build cleans it (:func:`lgip_dataset.sources.coco.normalise_caption`: no zero-width
     or bidi-override characters); ``gr.Error`` when it is not text, not valid Unicode, empty or longer
     than the Space's limit."""
     if caption is not None and not isinstance(caption, str):

@@ -12,7 +12,7 @@ import datasets
 import gradio as gr
 
 from lgip_dataset import schema
-from lgip_dataset.card import write_minimal_card
+from lgip_dataset.writing.card import write_minimal_card
 
 def load_dataset(*args, **kwargs):
     """``datasets.load_dataset`` (a seam: tests point it at a local folder)."""

@@ -7,8 +7,8 @@ import datasets
 from PIL import Image
 
 from lgip_dataset import SAMPLE_DIR, schema
-from lgip_dataset.hub_io import load_config
-from lgip_dataset.images import decode_image
+from lgip_dataset.files.hub_io import load_config
+from lgip_dataset.files.images import decode_image
 
 THUMBNAIL = 160
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from lgip_dataset import SAMPLE_DIR
-from lgip_dataset.hub_io import load_config
+from lgip_dataset.files.hub_io import load_config
 from lgip_metric.testing import make_tiny_siglip
 from helpers.paths import REPO
 

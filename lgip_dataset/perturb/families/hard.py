@@ -336,7 +336,7 @@ def choose(ctx: CaptionContext, name: str, candidates: list[Variant], rng: Keyed
 
 
 def pool(name: str, ranked: list[list[tuple]], context: tuple[str, ...]) -> list[Variant]:
-    """Every candidate of one site that a set-level choice (:mod:`lgip_dataset.balance`) may take: the
+    """Every candidate of one site that a set-level choice (:mod:`lgip_dataset.selection.balance`) may take: the
     fitting ones of every tier no more than ``POOL_MAX_DROP[name]`` nats less likely than the caption, nearest
     tier first, each with its figures."""
     total = sum(map(len, ranked))
@@ -449,7 +449,8 @@ def count_candidates(ctx: CaptionContext, rng: KeyedRandom) -> list[Iterator[Var
 
 def _with_trigram(ctx: CaptionContext, variants: list[Variant]) -> list[Variant]:
     """The pooled ``variants`` with their ``trigram_delta`` (:meth:`Plausibility.trigram_delta`, of the same
-    statistics as ``lm_delta``), whose sign the set-level choice balances (:mod:`lgip_dataset.balance_program`)."""
+    statistics as ``lm_delta``), whose sign the set-level choice balances
+    (:mod:`lgip_dataset.selection.balance_program`)."""
     readings = attached(ctx).trigram_readings(ctx.text, [v.text for v in variants])
     return [dataclasses.replace(v, plausibility={**v.plausibility, "trigram_delta": delta, "trigram_halves": halves})
             for v, (delta, halves) in zip(variants, readings)]

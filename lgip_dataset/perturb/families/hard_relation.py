@@ -22,7 +22,7 @@ subject is a perching bird, or where the object is an animal (sitting on a horse
 pushed, pulled or carried, no person ridden, worn, thrown or eaten; in, inside and outside change only
 before an enclosure ("outside an outdoor market" is no contradiction); no preposition changes in a caption
 naming a role the game places ("a catcher behind the batter"). Candidates are chosen like the hard flips'
-(:func:`lgip_dataset.perturb.families.hard.pick`; across a build, balanced by :mod:`lgip_dataset.balance`,
+(:func:`lgip_dataset.perturb.families.hard.pick`; across a build, balanced by :mod:`lgip_dataset.selection.balance`,
 so each relation word is removed as often as it is inserted).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Both yield the same records: one :class:`ImageEntry` per image with its captions. Problems in the
 input either raise :class:`~lgip_dataset.errors.DataError` naming the file and entry (malformed
-files) or are counted in a :class:`~lgip_dataset.skips.SkipLog` (unusable rows), never dropped
+files) or are counted in a :class:`~lgip_dataset.sources.skips.SkipLog` (unusable rows), never dropped
 silently.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS  # one limit for readers and the perturber
 from lgip_dataset.perturb.perturber import valid_unicode
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.skips import SkipLog
 
 _DIGITS = re.compile(r"(\d+)\.\w+$")
 

@@ -3,7 +3,7 @@
 ``DIR`` is a dataset saved with ``save_to_disk`` (a ``Dataset`` or a ``DatasetDict``: every split is read) or a
 folder ``load_dataset`` reads (parquet, CSV, JSON Lines files, ...), with an image column (a ``datasets.Image``
 feature; ``image`` where there are several) and a caption column as in
-:mod:`lgip_dataset.imagefolder` (``--caption-column``; a text or a list of texts per row). Such a dataset holds
+:mod:`lgip_dataset.sources.imagefolder` (``--caption-column``; a text or a list of texts per row). Such a dataset holds
 its images' bytes, not files the build can read: each distinct image is written once into the build's image
 folder as ``<image_id><suffix>``, its ``image_id`` the first 63 bits of the SHA-256 of its bytes (the same
 picture in several rows is one image). A row whose image has neither bytes nor a readable file is counted as a
@@ -18,10 +18,10 @@ import datasets
 import pyarrow as pa
 from datasets.exceptions import DatasetGenerationError
 
-from lgip_dataset.coco import ImageEntry
 from lgip_dataset.errors import DataError
-from lgip_dataset.imagefolder import add_captions, caption_column, image_id
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import ImageEntry
+from lgip_dataset.sources.imagefolder import add_captions, caption_column, image_id
+from lgip_dataset.sources.skips import SkipLog
 
 FORMAT = "dataset"  # the `lgip build --from` value
 SAVED = (datasets.config.DATASET_STATE_JSON_FILENAME, datasets.config.DATASETDICT_JSON_FILENAME)  # save_to_disk's

@@ -1,4 +1,4 @@
-"""The integer program of a balanced choice of flips (:mod:`lgip_dataset.balance`): one block of sites.
+"""The integer program of a balanced choice of flips (:mod:`lgip_dataset.selection.balance`): one block of sites.
 
 Variables, in this order: one per candidate (chosen or not), one per (image, type) and one per image (covered
 or not), and one per balance cell (how far its net count misses its target beyond the tolerance). A *cell* is
@@ -61,7 +61,7 @@ MIN_CALIBRATION = 1000  # candidates of a type with both halves' trigram reading
 @dataclass(frozen=True)
 class Rules:
     """What a choice holds, where it differs from the hard set's: the adversarial rounds' ``learners``
-    (:mod:`lgip_dataset.adversary`), the types whose typicality reading is held even and where (None:
+    (:mod:`lgip_dataset.selection.adversary`), the types whose typicality reading is held even and where (None:
     :data:`TYPICALITY_OFFSET`), the candidates a type needs before its trigram offset is measured
     (:func:`trigram_offset`), the types whose cells' targets are drawn jointly (:meth:`Program.retarget`), whether word
     bigrams are cells (``BIGRAM_MIN_USES``), the cost per unit of a candidate's positive learner margin when the

@@ -1,6 +1,6 @@
 """Whether a cross-fitted text-only figure was measured, and if not, why.
 
-The audit's learners (:mod:`lgip_dataset.adversary`, one per type, trained on the other image folds'
+The audit's learners (:mod:`lgip_dataset.selection.adversary`, one per type, trained on the other image folds'
 pairs), the n-gram LMs (two image folds, :mod:`lgip_dataset.ngram`) and the build's hard-flip learner
 score each pair with a model that never saw its image. Such a figure is measured only when
 
@@ -41,8 +41,8 @@ def _orphan_folds(scored_folds, training_folds) -> bool:
 def learner_reason(image_ids, types, folds: int, partition=None) -> str | None:
     """Why the held-out accuracy of learners trained per type over ``folds`` image folds on these pairs is not
     measurable (None: it is). ``partition``: each pair's fold in the partition the learners were cross-fitted on
-    (default: :func:`lgip_dataset.adversary.image_folds`)."""
-    from lgip_dataset.adversary import image_folds
+    (default: :func:`lgip_dataset.selection.adversary.image_folds`)."""
+    from lgip_dataset.selection.adversary import image_folds
 
     image_ids, types = np.asarray(image_ids, dtype=object), np.asarray([str(t) for t in types])
     too_few = _too_few(image_ids)

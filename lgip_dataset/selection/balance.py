@@ -6,20 +6,20 @@ generator's habits: counts only go from one to many, "boy" is far more often ins
 "grey" is only ever removed, "white sink" is in captions and "pink sink" only in flips. A learner that
 sees only the two texts finds such habits, and so can a model's text tower. Here the choice is made for
 the set (the hard types together; ``hard_relation``, which offers pools the same way, on its own, so that
-building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.balance_program`):
+building it never moves a hard flip), as integer programs (:mod:`lgip_dataset.selection.balance_program`):
 
 * **balanced to look unbiased, not exactly**: within each type, every word and word bigram of the two
   texts' difference ("A white sink" -> "A pink sink" removes "white" and "white sink", inserts "pink" and
   "pink sink") is removed as often as inserted up to a seeded random target, the net count an unbiased
   generator would show, drawn jointly (one fair coin per image) for hard_count, whose flips move several words
-  together (:meth:`~lgip_dataset.balance_program.Program.retarget`). Balanced exactly, every
+  together (:meth:`~lgip_dataset.selection.balance_program.Program.retarget`). Balanced exactly, every
   learner cross-fitted on the set reads *below* chance on any image partition (its training folds lean
   against its test fold by construction: measured on val2017, a character learner at 0.45 and a naive
   Bayes learner at 0.37 with exact bigram balance), which measures the balance, not the texts. The flips
   the build's bigram LM finds less likely than their caption are as many as those it finds more likely,
   within each band of the LM's strength, and so for the build's trigram LM of the captions outside the build
   where the family records its figure (the hard types), its reading moved by the offset at which an independent
-  reader would expect a flip as likely as its caption (:func:`~lgip_dataset.balance_program.trigram_offset`);
+  reader would expect a flip as likely as its caption (:func:`~lgip_dataset.selection.balance_program.trigram_offset`);
 * **coverage on images**: at most one flip per site, every image and (image, type) with a flip worth more
   than a flip;
 * **adversarially filtered, the AFLite way**: learners (word 1-2-gram logistic regressions, one per type)
@@ -45,18 +45,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lgip_dataset import balance_program
-from lgip_dataset.adversary import (FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features, random_folds,
-                                    text_groups)
-from lgip_dataset.balance_program import Program, Rules, Site
-from lgip_dataset.measurable import learner_reason
 from lgip_dataset.perturb.registry import HARD
 from lgip_dataset.perturb.variant import Variant
+from lgip_dataset.selection import balance_program
+from lgip_dataset.selection.adversary import (FOLDS, accuracy_interval, fold_margins, held_out_accuracy, pair_features,
+                                              random_folds, text_groups)
+from lgip_dataset.selection.balance_program import Program, Rules, Site
+from lgip_dataset.selection.measurable import learner_reason
 
 STREAM = 0x6275696C  # the build's partitions: numpy.random.default_rng([STREAM, seed, ...])
 BLOCK_CAPTIONS = 30_000  # a set with more captions is chosen in blocks of images of about this many captions
 DRAWS = Rules().draws  # random image partitions of the learners per round
-LEARNERS = Rules().learners  # the build's learners (lgip_dataset.adversary); an audit adds others
+LEARNERS = Rules().learners  # the build's learners (lgip_dataset.selection.adversary); an audit adds others
 TARGET = 0.55  # the rounds stop once every type's mean held-out learner accuracy is at most this: the issue's bound
 # for a set; a round at 0.53 re-chose against the learner's margins past chance (val2017: naive Bayes 0.41 on hard_count)
 MAX_ROUNDS = 6
@@ -154,7 +154,8 @@ class _Blocks:
 
     def partition(self, round_: int, draw: int) -> np.ndarray:
         """Every candidate's fold in the ``draw``-th random partition of ``round_``: of the groups of images that share
-        a caption text (:func:`~lgip_dataset.adversary.text_groups`), so that no learner meets a held-out caption."""
+        a caption text (:func:`~lgip_dataset.selection.adversary.text_groups`), so that no learner meets a held-out
+        caption."""
         return random_folds(self.groups, FOLDS, (STREAM, self.seed, _ROUND, round_, draw))
 
 

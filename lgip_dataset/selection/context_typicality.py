@@ -11,7 +11,7 @@ both texts keep, and knows that "a griddle" belongs in a kitchen, not an office.
   margin is the mean PMI of the words only the caption holds with the shared words, less that of the words
   only the negative holds (> 0: the caption's words are the more typical ones). A pair with no shared content
   word, or no changed word on either side, has margin 0 (a tie, 1/2);
-- **the context learner**: a logistic regression (:mod:`lgip_dataset.adversary`'s classifier) whose features
+- **the context learner**: a logistic regression (:mod:`lgip_dataset.selection.adversary`'s classifier) whose features
   pair each changed word with each shared word ("griddle|kitchen"), x = phi(caption) - phi(negative),
   cross-fitted on the audit's fresh image partitions like the other learners.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from lgip_dataset.adversary import context_features, split_pair
+from lgip_dataset.selection.adversary import context_features, split_pair
 
 ALPHA = 10.0  # the Dirichlet prior's weight (in captions) pulling P(w | c) towards P(w)
 
@@ -91,7 +91,8 @@ class Pairs:
         return out
 
     def learner_features(self) -> tuple:
-        """The context learner's (x, seen) (:func:`lgip_dataset.adversary.context_features` of these pairs)."""
+        """The context learner's (x, seen): :func:`lgip_dataset.selection.adversary.context_features` of these
+        pairs."""
         return context_features(self.split)
 
 

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from lgip_dataset.coco import ImageEntry, read_captions
 from lgip_dataset.errors import DataError
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import ImageEntry, read_captions
+from lgip_dataset.sources.skips import SkipLog
 
 OPTION = "--statistics-captions"
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from lgip_dataset.coco import Caption, ImageEntry, clean_caption, kept_caption, load_json, valid_unicode
 from lgip_dataset.errors import DataError
 from lgip_dataset.perturb import MAX_CAPTION_CHARS, Variant
 from lgip_dataset.perturb.registry import imported_type
 from lgip_dataset.schema import FLIP
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import Caption, ImageEntry, clean_caption, kept_caption, load_json, valid_unicode
+from lgip_dataset.sources.skips import SkipLog
 
 FORMAT = "sugarcrepe"  # the probe set: `lgip build --from` value and its types' prefix
 TITLE = "LGIP with SugarCrepe flips (COCO val2017)"
@@ -82,7 +82,7 @@ def _image_id(path: Path, key: str, filename: str) -> int:
 
 
 def _text(raw, what: str, where: str, skips: SkipLog, cleaned: SkipLog | None) -> Caption | None:
-    """The cleaned ``raw`` (:func:`~lgip_dataset.coco.kept_caption`; its cleanings counted in ``cleaned``),
+    """The cleaned ``raw`` (:func:`~lgip_dataset.sources.coco.kept_caption`; its cleanings counted in ``cleaned``),
     or None with the reason counted in ``skips``."""
     cleaning = clean_caption(raw) if isinstance(raw, str) else ("", [])
     text = cleaning[0]

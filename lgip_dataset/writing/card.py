@@ -14,12 +14,13 @@ from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from lgip_dataset import figures, held_out_reference, schema
-from lgip_dataset.coco import ImageEntry
+from lgip_dataset import schema
 from lgip_dataset.about import CITATION as LGIP_CITATION
 from lgip_dataset.about import REPO_ID
 from lgip_dataset.judging import RULE, validated_choice
 from lgip_dataset.perturb.registry import HARD, OPT_IN, variant_types
+from lgip_dataset.records import figures, held_out_reference
+from lgip_dataset.sources.coco import ImageEntry
 
 COCO_CITATION = """@inproceedings{lin2014coco,
   title     = {Microsoft COCO: Common Objects in Context},

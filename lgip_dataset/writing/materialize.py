@@ -24,18 +24,14 @@ import pyarrow.parquet as pq
 from datasets.features.features import require_decoding
 from tqdm.auto import tqdm
 
-from lgip_dataset import balance, imagefolder, saved_dataset, schema, sugarcrepe
-from lgip_dataset.atomic import atomic_path, atomic_write_text, check_free_space, remove_stale_temps
-from lgip_dataset.card import write_card
-from lgip_dataset.coco import Caption, ImageEntry, read_captions, select_images
+from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_dataset.groups import mine_groups
-from lgip_dataset.hub_io import BUILD_INFO
-from lgip_dataset.images import ImageCheck, check_images, image_path_inside
+from lgip_dataset.files.atomic import atomic_path, atomic_write_text, check_free_space, remove_stale_temps
+from lgip_dataset.files.hub_io import BUILD_INFO
+from lgip_dataset.files.images import ImageCheck, check_images, image_path_inside
+from lgip_dataset.files.locks import FolderBusy, lock_folder
 from lgip_dataset.judging import LabelStores, default_stores, validated_mask
 from lgip_dataset.judging.validated_choice import choose_validated
-from lgip_dataset.locks import FolderBusy, lock_folder
-from lgip_dataset.parallel import map_chunks
 from lgip_dataset.perturb import LEXICON_VERSION, Perturber, PerturbResult, Variant
 from lgip_dataset.perturb.context import CaptionContext
 from lgip_dataset.perturb.families.colors import person_color_words
@@ -43,8 +39,15 @@ from lgip_dataset.perturb.families.hard import POOLS, hard_flip_provenance
 from lgip_dataset.perturb.lexicon import load_lexicon
 from lgip_dataset.perturb.plausibility import FoldedCounts, count_captions, image_fold, shipped_counts, shipped_image_ids
 from lgip_dataset.perturb.registry import FAMILIES, IMPORTED_TYPES, STATISTICAL
-from lgip_dataset.skips import SkipLog
-from lgip_dataset.statistics_captions import OPTION, StatisticsFile, file_sha256, read_statistics_files, statistics_captions
+from lgip_dataset.selection import balance
+from lgip_dataset.selection.groups import mine_groups
+from lgip_dataset.sources import imagefolder, saved_dataset, sugarcrepe
+from lgip_dataset.sources.coco import Caption, ImageEntry, read_captions, select_images
+from lgip_dataset.sources.skips import SkipLog
+from lgip_dataset.sources.statistics_captions import (OPTION, StatisticsFile, file_sha256, read_statistics_files,
+                                                     statistics_captions)
+from lgip_dataset.writing.card import write_card
+from lgip_dataset.writing.parallel import map_chunks
 
 IMAGES_PER_SHARD = 1000
 PAIRS_PER_SHARD = 500_000
@@ -52,7 +55,7 @@ CAPTIONS_PER_SHARD = 100_000
 CAPTIONS_PER_TASK = 100  # a worker's task in the perturbing passes
 COUNTED_PER_TASK = 1000  # a worker's task in the plausibility counts
 _KEY_FILE = "build_key.json"
-CONVERTED = "image stored as its 8-bit rendering (lgip_dataset.images.rendered)"
+CONVERTED = "image stored as its 8-bit rendering (lgip_dataset.files.images.rendered)"
 PERSON_COLOR = "colour word describing a person"  # a site no family flips (colors.person_color_words)
 COLOR_FAMILIES = ("color", "hard_color", "binding")  # the families that write colour words
 
@@ -86,7 +89,7 @@ class BuildSummary:
     out: Path
     counts: dict
     skips: SkipLog
-    cleaned: SkipLog  # the captions kept whose text the build cleaned (:func:`lgip_dataset.coco.caption_cleanings`)
+    cleaned: SkipLog  # the captions kept whose text the build cleaned (sources.coco.caption_cleanings)
     judged: dict  # the label stores applied and the flips they labelled (:meth:`LabelStores.apply`)
 
 
@@ -228,7 +231,7 @@ def _build_key(config: BuildConfig, captions_sha256: str, statistics: list[Stati
 
 
 def _hold(staging: Path, out: Path) -> int:
-    """Create the staging folder and hold its lock (:func:`lgip_dataset.locks.lock_folder`; released when the
+    """Create the staging folder and hold its lock (:func:`lgip_dataset.files.locks.lock_folder`; released when the
     build ends, even by kill -9): a second build into the same ``--out`` is refused, not interleaved."""
     try:
         staging.mkdir(exist_ok=True)
@@ -311,7 +314,7 @@ def _write_image_shard(path: Path, sidecar: Path, chunk: list[ImageEntry], image
 
 def image_row(image_id: int, file_name: str, check: ImageCheck, license: str = "", license_url: str = "",
               flickr_url: str = "") -> dict:
-    """The ``images`` config row of a checked image file: the bytes :func:`~lgip_dataset.images.check_image`
+    """The ``images`` config row of a checked image file: the bytes :func:`~lgip_dataset.files.images.check_image`
     chose to store, and the mode it was converted from (None when stored as the file is)."""
     return {"image_id": image_id, "image": {"bytes": check.data, "path": file_name}, "file_name": file_name,
             "width": check.width, "height": check.height, "license": license, "license_url": license_url,
@@ -437,7 +440,7 @@ def _write_validated(staging: Path, pairs: dict[str, list], statistics: FoldedCo
 def _perturbed(todo: list[tuple[int, Caption]], perturber: Perturber, seed: int, progress: bool,
                imported: dict[str, list[Variant]], workers: int) -> tuple[list[tuple], dict | None]:
     """The rows of each (image id, caption) of ``todo`` (:func:`_caption_rows`) and the balance figures of
-    the hard flips, chosen across the build (:mod:`lgip_dataset.balance`; None when no hard family is built).
+    the hard flips, chosen across the build (:mod:`lgip_dataset.selection.balance`; None when no hard family is built).
 
     With workers, the captions are perturbed without the pooled families (in the background, while this
     process chooses their flips), and the chosen flips added (:meth:`Perturber.with_hard_flips`): the rows

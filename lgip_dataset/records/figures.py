@@ -5,7 +5,7 @@ when the page is rendered; a table's VALUE stands on lines of its own, between t
 a figure its record holds. ``python builders/figures.py`` rewrites the pages; ``tests/test_figures.py`` fails when
 a page's value differs from its record. The records: the embedded sample's build record
 (``sample/lgip_build.json``) and the reference builds' held-out figures and judged draw
-(``reference/held_out_audit.json``, :mod:`lgip_dataset.held_out_reference`) and ``lgip audit`` of the sample
+(``reference/held_out_audit.json``, :mod:`lgip_dataset.records.held_out_reference`) and ``lgip audit`` of the sample
 (``reference/sample_audit.json``).
 """
 from __future__ import annotations
@@ -16,10 +16,11 @@ from pathlib import Path
 
 from statsmodels.stats.proportion import proportion_confint
 
-from lgip_dataset import SAMPLE_DIR, held_out_reference
+from lgip_dataset import SAMPLE_DIR
 from lgip_dataset.errors import DataError
+from lgip_dataset.records import held_out_reference
 
-SAMPLE_AUDIT = Path(__file__).resolve().parent / "reference" / "sample_audit.json"
+SAMPLE_AUDIT = Path(__file__).resolve().parents[1] / "reference" / "sample_audit.json"
 MARK = re.compile(r"<!-- figure: ([\w. -]+) -->(.*?)<!-- /figure -->", re.S)
 # the reference sets by their record's name; the val2017 subsets are named by their captions
 SETS = {"val2017, seed 0": "val2017", "val2017, seed 1": "val2017_seed1",
@@ -159,7 +160,7 @@ def render(text: str, where: str, known: dict[str, str] | None = None) -> str:
         name = match.group(1)
         if name not in known:
             raise DataError(f"{where}: no record holds the figure {name!r}; the names are those of "
-                            "lgip_dataset.figures.figures()")
+                            "lgip_dataset.records.figures.figures()")
         return f"<!-- figure: {name} -->{known[name]}<!-- /figure -->"
 
     return MARK.sub(value, text)

@@ -2,7 +2,7 @@
 
 The ``pairs`` config names each row's image by ``image_id``; the pictures live once each in the
 ``images`` config. ``pair_images(dataset)[image_id]`` is the RGB image the scoring engine scores for that
-id, decoded the same way (:func:`lgip_dataset.images.decode_image`), so a harness of a user's own sees
+id, decoded the same way (:func:`lgip_dataset.files.images.decode_image`), so a harness of a user's own sees
 the engine's pixels without building its own image map or loading every picture at once.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 from PIL import Image
 
 from lgip_dataset import schema
-from lgip_dataset.hub_io import config_files
-from lgip_dataset.image_cells import ImageCells
-from lgip_dataset.images import decode_image
+from lgip_dataset.files.hub_io import config_files
+from lgip_dataset.files.image_cells import ImageCells
+from lgip_dataset.files.images import decode_image
 
 
 class PairImages(Mapping):

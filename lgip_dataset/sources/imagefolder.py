@@ -3,14 +3,14 @@
 The folder is a ``datasets`` ImageFolder: images beside a ``metadata.jsonl`` / ``.csv`` / ``.parquet`` whose
 ``file_name`` column names each image and whose caption column (``--caption-column``; by default ``text``,
 else ``caption``) holds one caption or a list of them. An image may appear in several rows (one caption
-each). ``datasets`` reads the folder; this module turns its rows into :class:`~lgip_dataset.coco.ImageEntry`
+each). ``datasets`` reads the folder; this module turns its rows into :class:`~lgip_dataset.sources.coco.ImageEntry`
 records, with ids that depend only on the file name (``image_id``: the first 63 bits of the SHA-256 of the
 image's path inside the folder; caption ids ``u<image_id>_<n>``, n counting the image's captions in row order).
 
 Unusable captions (empty, not text, too long) are counted in the build's skip log, naming the image and row;
 images the build cannot open (missing, not an image) are counted when the build checks them. The caption column,
 the ids, the rows' captions and the card's section are shared with ``--from dataset``
-(:mod:`lgip_dataset.saved_dataset`).
+(:mod:`lgip_dataset.sources.saved_dataset`).
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import pyarrow as pa
 from datasets.exceptions import DatasetGenerationError
 from datasets.packaged_modules.imagefolder.imagefolder import ImageFolder
 
-from lgip_dataset.coco import ImageEntry, add_caption
 from lgip_dataset.errors import DataError
-from lgip_dataset.skips import SkipLog
+from lgip_dataset.sources.coco import ImageEntry, add_caption
+from lgip_dataset.sources.skips import SkipLog
 
 FORMAT = "imagefolder"  # the `lgip build --from` value
 CAPTION_COLUMNS = ("text", "caption")  # the caption column when --caption-column is not given: the first present

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from lgip_dataset import schema, sugarcrepe
-from lgip_dataset.atomic import atomic_write_text
+from lgip_dataset import schema
 from lgip_dataset.errors import DataError
-from lgip_dataset.hub_io import DatasetFiles
-from lgip_dataset.images import image_path_inside
-from lgip_dataset.materialize import publish_folder
+from lgip_dataset.files.atomic import atomic_write_text
+from lgip_dataset.files.hub_io import DatasetFiles
+from lgip_dataset.files.images import image_path_inside
+from lgip_dataset.sources import sugarcrepe
+from lgip_dataset.writing.materialize import publish_folder
 
 FORMAT = "sugarcrepe"  # the `lgip export --format` value
 IMAGE_FOLDER = "val2017"  # where CLIP_benchmark's SugarCrepe dataset looks for the images, under its root
