@@ -42,8 +42,8 @@ def describe() -> dict:
     return {"folds": FOLDS, "repeats": REPEATS, "partition_stream": STREAM,
             "partitions": "each draw a random partition of the distinct image ids (sorted text order, then "
                           "numpy.random.default_rng([stream, seed, draw]).permutation) into near-equal folds",
-            "learners": {"word": "logistic regression on word 1-2-grams (lgip_dataset.adversary)",
-                         "char": "logistic regression on character 2-4-grams (lgip_dataset.adversary)",
+            "learners": {"word": "logistic regression on word 1-2-grams (lgip_dataset.selection.adversary)",
+                         "char": "logistic regression on character 2-4-grams (lgip_dataset.selection.adversary)",
                          "nb": f"sklearn MultinomialNB(alpha={NB_ALPHA}) on word 1-2-gram counts, captions one class "
                                "and flips the other; margin = log-likelihood ratio of caption minus flip",
                          "context": context.describe()["context_learner"]},
