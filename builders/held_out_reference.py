@@ -27,6 +27,7 @@ from itertools import combinations
 from pathlib import Path
 
 from lgip_dataset import judging
+from lgip_dataset.judging.report import defined
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "lgip_dataset" / "reference" / "held_out_audit.json"
@@ -50,14 +51,13 @@ def judged(key: Path, labels: list[Path], seed: int) -> dict:
     judging.merge(store, items, {f"judge {k}": verdicts for k, verdicts in enumerate(judges, 1)}, key.stem)
     tally = judging.judged_counts(list(store.values()))
     counts = {label: tally["all"][label] for label in judging.LABELS}
-    pairs = [([a[i][0] for i in sorted(a)], [b[i][0] for i in sorted(a)]) for a, b in combinations(judges, 2)]
-    # kappa is undefined (None) where two judges each gave one label to every flip: no chance agreement to correct
-    kappas = [None if len(set(x) | set(y)) == 1 else cohen_kappa_score(x, y, labels=list(judging.LABELS))
-              for x, y in pairs]
-    defined = [k for k in kappas if k is not None]
+    kappas = [defined(lambda: cohen_kappa_score([a[i][0] for i in sorted(a)], [b[i][0] for i in sorted(a)],
+                                                 labels=list(judging.LABELS)))
+              for a, b in combinations(judges, 2)]  # None where two judges gave every flip one and the same label
+    known = [k for k in kappas if k is not None]
     return {"drawn": len(items), "seed": seed, "judges": len(judges), "counts": counts,
             "shares": {label: n / len(items) for label, n in counts.items()},
-            "kappa_min": min(defined, default=None), "kappa_max": max(defined, default=None),
+            "kappa_min": min(known, default=None), "kappa_max": max(known, default=None),
             "same_label": sum(len({judge[e["item"]][0] for judge in judges}) == 1 for e in items) / len(items),
             "per_type": tally["per_type"]}
 

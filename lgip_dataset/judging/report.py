@@ -45,7 +45,7 @@ def _labels(record: dict) -> list[str]:
     return [entry["label"] for entry in record["labels"]]
 
 
-def _defined(compute) -> float | None:
+def defined(compute) -> float | None:
     """``compute()``, or None where the statistic is undefined (both judges give one and the same label)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -69,11 +69,11 @@ def agreement(records: Iterable[dict]) -> dict:
            "flips_with_three_labels": len(triples), "fleiss_kappa": None}
     if pairs:
         out["raw_agreement"] = sum(a == b for a, b in pairs) / len(pairs)
-        out["cohen_kappa"] = _defined(lambda: cohen_kappa_score(first, second, labels=list(LABELS)))
-        out["cohen_kappa_valid"] = _defined(lambda: cohen_kappa_score(
+        out["cohen_kappa"] = defined(lambda: cohen_kappa_score(first, second, labels=list(LABELS)))
+        out["cohen_kappa_valid"] = defined(lambda: cohen_kappa_score(
             [a == VALID for a in first], [b == VALID for b in second], labels=[True, False]))
     if triples:
-        out["fleiss_kappa"] = _defined(lambda: fleiss_kappa(aggregate_raters(triples, n_cat=len(LABELS))[0]))
+        out["fleiss_kappa"] = defined(lambda: fleiss_kappa(aggregate_raters(triples, n_cat=len(LABELS))[0]))
     return out
 
 

@@ -17,6 +17,7 @@ REFERENCE = "held_out_audit.json"
 TYPES = ("hard_object", "hard_color", "hard_count")
 HARD_BLOCK = "hard flips"
 PAPER_BLOCK, PAPER_TYPES = "paper flips", ("object", "color", "count")
+SUBSET = "val2017 subset"  # the reference sets of the scaling check, named by their size
 
 
 @lru_cache(maxsize=1)
@@ -37,9 +38,6 @@ def _typicality(figures: dict) -> str:
     """Context typicality from a corpus of other images / from the build's other folds."""
     corpus, folds = figures.get("corpus_typicality"), figures.get("typicality")
     return " / ".join(f"{f['accuracy']:.3f}" if f and f.get("accuracy") is not None else "—" for f in (corpus, folds))
-
-
-SUBSET = "val2017 subset"  # the reference sets of the scaling check, named by their size
 
 
 def _lm(figures: dict, key: str) -> str:

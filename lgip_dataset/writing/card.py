@@ -90,7 +90,7 @@ SOURCE_DATASETS = {"coco": ["extended|coco"], "sugarcrepe": ["extended|coco", "e
 def _license_fields(images: list[ImageEntry] | None) -> dict:
     """The card's license keys, per the Hub's card spec: a text-only build carries only the CC BY 4.0
     annotations; with embedded images, whose Flickr licenses differ per image, ``license: other``
-    with a ``license_name`` and a ``license_link`` (the License section lists every image's)."""
+    with a ``license_name`` and a ``license_link`` (each image's is in its row of the ``images`` config)."""
     if images is None:
         return {"license": ANNOTATIONS_LICENSE}
     return {"license": "other", "license_name": MIXED_LICENSE_NAME, "license_link": COCO_TERMS}
